@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import { Id, Slug, Timestamp } from './common.js';
+import { defineEndpoint } from './endpoint.js';
+
+export const AccountKind = z.enum(['personal', 'organization']);
+export type AccountKind = z.infer<typeof AccountKind>;
+
+export const Role = z.enum(['owner', 'admin', 'member']);
+export type Role = z.infer<typeof Role>;
+
+export const Email = z.string().trim().toLowerCase().pipe(z.email().max(254));
+export const Password = z
+  .string()
+  .min(8, 'Use at least 8 characters')
+  .max(1024, 'Use at most 1024 characters');
+const PersonName = z.string().trim().min(1).max(100);
+
+export const User = z.object({
+  id: Id,
+  email: z.string(),
+  name: z.string(),
+  createdAt: Timestamp,
+});
+export type User = z.infer<typeof User>;
+
+/** An account as seen by one of its members. */
+export const AccountMembership = z.object({
+  id: Id,
+  slug: z.string(),
+  name: z.string(),
+  kind: AccountKind,
+  role: Role,
+  subscriptionActive: z.boolean(),
+});
+export type AccountMembership = z.infer<typeof AccountMembership>;
+
+export const Member = z.object({
+  userId: Id,
+  email: z.string(),
+  name: z.string(),
+  role: Role,
+  createdAt: Timestamp,
+});
+export type Member = z.infer<typeof Member>;
+
+export const Subscription = z.object({
+  accountId: Id,
+  subscriptionActive: z.boolean(),
+});
+
+const AccountIdParams = z.object({ id: Id });
+
+export const signUp = defineEndpoint({
+  id: 'signUp',
+  method: 'POST',
+  path: '/api/auth/sign-up',
+  auth: 'none',
+  tag: 'accounts',
+  summary: 'Create a user and their personal account, and sign in.',
+  body: z.object({ email: Email, password: Password, name: PersonName }),
+  response: { status: 201, body: z.object({ user: User, account: AccountMembership }) },
+  errors: ['email_taken', 'rate_limited'],
+});
+
+export const signIn = defineEndpoint({
+  id: 'signIn',
+  method: 'POST',
+  path: '/api/auth/sign-in',
+  auth: 'none',
+  tag: 'accounts',
+  summary: 'Sign in with e-mail and password; sets the session cookie.',
+  body: z.object({ email: Email, password: z.string().min(1).max(1024) }),
+  response: { status: 200, body: z.object({ user: User }) },
+  errors: ['invalid_credentials', 'rate_limited'],
+});
+
+export const signOut = defineEndpoint({
+  id: 'signOut',
+  method: 'POST',
+  path: '/api/auth/sign-out',
+  auth: 'none',
+  tag: 'accounts',
+  summary: 'End the current session, if any, and clear the cookie.',
+  response: { status: 204 },
+  errors: [],
+});
+
+export const getMe = defineEndpoint({
+  id: 'getMe',
+  method: 'GET',
+  path: '/api/me',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'The signed-in user and every account they belong to.',
+  response: {
+    status: 200,
+    body: z.object({ user: User, accounts: z.array(AccountMembership) }),
+  },
+  errors: [],
+});
+
+export const createOrg = defineEndpoint({
+  id: 'createOrg',
+  method: 'POST',
+  path: '/api/orgs',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'Create an organization account; the caller becomes its owner.',
+  body: z.object({ name: z.string().trim().min(1).max(100), slug: Slug }),
+  response: { status: 201, body: AccountMembership },
+  errors: ['slug_taken'],
+});
+
+export const listMembers = defineEndpoint({
+  id: 'listMembers',
+  method: 'GET',
+  path: '/api/orgs/{id}/members',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "The organization's members (any member may list them).",
+  params: AccountIdParams,
+  response: { status: 200, body: z.object({ members: z.array(Member) }) },
+  errors: [],
+});
+
+export const addMember = defineEndpoint({
+  id: 'addMember',
+  method: 'POST',
+  path: '/api/orgs/{id}/members',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'Add an existing user by e-mail (owners and admins; only owners grant `owner`).',
+  params: AccountIdParams,
+  body: z.object({ email: Email, role: Role }),
+  response: { status: 201, body: Member },
+  errors: ['already_member'],
+});
+
+export const removeMember = defineEndpoint({
+  id: 'removeMember',
+  method: 'DELETE',
+  path: '/api/orgs/{id}/members/{userId}',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'Remove a member (owners and admins, or a member leaving); the last owner stays.',
+  params: z.object({ id: Id, userId: Id }),
+  response: { status: 204 },
+  errors: ['last_owner'],
+});
+
+export const activateSubscription = defineEndpoint({
+  id: 'activateSubscription',
+  method: 'POST',
+  path: '/api/accounts/{id}/subscription',
+  auth: 'session',
+  tag: 'billing',
+  summary: "Activate the account's subscription (owners and admins).",
+  params: AccountIdParams,
+  response: { status: 200, body: Subscription },
+  errors: [],
+});
+
+export const deactivateSubscription = defineEndpoint({
+  id: 'deactivateSubscription',
+  method: 'DELETE',
+  path: '/api/accounts/{id}/subscription',
+  auth: 'session',
+  tag: 'billing',
+  summary: "Deactivate the account's subscription (owners and admins).",
+  params: AccountIdParams,
+  response: { status: 200, body: Subscription },
+  errors: [],
+});
+
+export const accountEndpoints = [
+  signUp,
+  signIn,
+  signOut,
+  getMe,
+  createOrg,
+  listMembers,
+  addMember,
+  removeMember,
+  activateSubscription,
+  deactivateSubscription,
+] as const;

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+/**
+ * Every error code the service answers with. The HTTP status of each code is decided once, in the
+ * server's error table; clients branch on the code, never on the message.
+ */
+export const ErrorCode = z.enum([
+  // Everywhere
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'invalid_state',
+  'payload_too_large',
+  'rate_limited',
+  'internal_error',
+  // Sign-in and accounts
+  'invalid_credentials',
+  'email_taken',
+  'slug_taken',
+  'already_member',
+  'last_owner',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const ValidationIssue = z.object({
+  path: z.array(z.union([z.string(), z.number()])),
+  message: z.string(),
+  code: z.string(),
+});
+export type ValidationIssue = z.infer<typeof ValidationIssue>;
+
+/** The envelope of every JSON error response. */
+export const ErrorEnvelope = z.object({
+  error: ErrorCode,
+  issues: z.array(ValidationIssue).optional(),
+});
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+
+/** The HTTP status of each code: the one table the server answers from and the OpenAPI lists. */
+export const errorStatus = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  invalid_state: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal_error: 500,
+  invalid_credentials: 401,
+  email_taken: 409,
+  slug_taken: 409,
+  already_member: 409,
+  last_owner: 409,
+} as const satisfies Record<ErrorCode, number>;

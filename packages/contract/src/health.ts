@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { defineEndpoint } from './endpoint.js';
+
+export const HealthStatus = z.object({ status: z.literal('ok') });
+
+export const ReadyStatus = z.object({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.object({ database: z.boolean(), migrations: z.boolean() }),
+});
+
+export const healthz = defineEndpoint({
+  id: 'healthz',
+  method: 'GET',
+  path: '/healthz',
+  auth: 'none',
+  tag: 'operations',
+  summary: 'The process is up.',
+  response: { status: 200, body: HealthStatus },
+  errors: [],
+});
+
+export const readyz = defineEndpoint({
+  id: 'readyz',
+  method: 'GET',
+  path: '/readyz',
+  auth: 'none',
+  tag: 'operations',
+  summary:
+    'The database is reachable and every migration is applied (503 with the same body otherwise).',
+  response: { status: 200, body: ReadyStatus },
+  errors: [],
+});
+
+export const openapi = defineEndpoint({
+  id: 'openapi',
+  method: 'GET',
+  path: '/api/openapi.json',
+  auth: 'none',
+  tag: 'operations',
+  summary: 'This document.',
+  response: { status: 200, body: z.record(z.string(), z.unknown()) },
+  errors: [],
+});
+
+export const healthEndpoints = [healthz, readyz, openapi] as const;

@@ -1,0 +1,14 @@
+// The package's public surface: the only barrel file in the project.
+import { accountEndpoints } from './accounts.js';
+import type { Endpoint } from './endpoint.js';
+import { healthEndpoints } from './health.js';
+
+export * from './accounts.js';
+export * from './common.js';
+export * from './endpoint.js';
+export * from './errors.js';
+export * from './health.js';
+export * from './openapi.js';
+
+/** Every endpoint of the service; the OpenAPI document lists exactly these. */
+export const allEndpoints: readonly Endpoint[] = [...healthEndpoints, ...accountEndpoints];

@@ -1,0 +1,120 @@
+import type { Role } from '@svc/contract';
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { AccountRow, UserRow } from '../db/schema.js';
+
+// Queries only: every function takes the executor first and opens no transaction.
+
+export const findUserByEmail = (db: Executor, email: string) =>
+  db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+
+export const findUserById = (db: Executor, id: string) =>
+  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const insertUser = (
+  db: Executor,
+  user: Pick<UserRow, 'id' | 'email' | 'name' | 'passwordHash'> & { createdAt: Date },
+) =>
+  db
+    .insertInto('users')
+    .values({ ...user, updatedAt: user.createdAt })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** Inserts unless the slug is taken; `undefined` means taken. */
+export const insertAccount = (
+  db: Executor,
+  account: Pick<AccountRow, 'id' | 'slug' | 'kind' | 'name'> & { createdAt: Date },
+) =>
+  db
+    .insertInto('accounts')
+    .values({ ...account, updatedAt: account.createdAt })
+    .onConflict((oc) => oc.column('slug').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+
+export const slugsStartingWith = async (db: Executor, prefix: string) =>
+  (
+    await db
+      .selectFrom('accounts')
+      .select('slug')
+      .where('slug', 'like', `${prefix.replace(/[%_\\]/g, '\\$&')}%`)
+      .execute()
+  ).map((row) => row.slug);
+
+export const findAccountById = (db: Executor, id: string) =>
+  db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+
+/** Inserts unless already a member; `undefined` means already a member. */
+export const insertMember = (
+  db: Executor,
+  member: { accountId: string; userId: string; role: Role; createdAt: Date },
+) =>
+  db
+    .insertInto('accountMembers')
+    .values(member)
+    .onConflict((oc) => oc.columns(['accountId', 'userId']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+
+export const findRole = async (db: Executor, accountId: string, userId: string) =>
+  (
+    await db
+      .selectFrom('accountMembers')
+      .select('role')
+      .where('accountId', '=', accountId)
+      .where('userId', '=', userId)
+      .executeTakeFirst()
+  )?.role;
+
+/** The accounts a user belongs to, personal first, then by creation. */
+export const listMemberships = (db: Executor, userId: string) =>
+  db
+    .selectFrom('accountMembers as m')
+    .innerJoin('accounts as a', 'a.id', 'm.accountId')
+    .select(['a.id', 'a.slug', 'a.name', 'a.kind', 'a.subscriptionActive', 'm.role'])
+    .where('m.userId', '=', userId)
+    .orderBy(sql`a.kind = 'personal'`, 'desc')
+    .orderBy('a.createdAt')
+    .orderBy('a.id')
+    .execute();
+
+export const listMembers = (db: Executor, accountId: string) =>
+  db
+    .selectFrom('accountMembers as m')
+    .innerJoin('users as u', 'u.id', 'm.userId')
+    .select(['u.id as userId', 'u.email', 'u.name', 'm.role', 'm.createdAt'])
+    .where('m.accountId', '=', accountId)
+    .orderBy('m.createdAt')
+    .orderBy('u.email')
+    .execute();
+
+export const deleteMember = (db: Executor, accountId: string, userId: string) =>
+  db
+    .deleteFrom('accountMembers')
+    .where('accountId', '=', accountId)
+    .where('userId', '=', userId)
+    .executeTakeFirst();
+
+/** Locks the account's owner rows so two concurrent removals cannot both pass the last-owner check. */
+export const lockOwners = async (db: Executor, accountId: string) =>
+  (
+    await db
+      .selectFrom('accountMembers')
+      .select('userId')
+      .where('accountId', '=', accountId)
+      .where('role', '=', 'owner')
+      .forUpdate()
+      .execute()
+  ).map((row) => row.userId);
+
+export const setSubscriptionActive = (db: Executor, accountId: string, active: boolean, at: Date) =>
+  db
+    .updateTable('accounts')
+    .set({ subscriptionActive: active, updatedAt: at })
+    .where('id', '=', accountId)
+    .returning(['id', 'subscriptionActive'])
+    .executeTakeFirstOrThrow();
+
+export const findAccountBySlug = (db: Executor, slug: string) =>
+  db.selectFrom('accounts').selectAll().where('slug', '=', slug).executeTakeFirst();

@@ -1,0 +1,65 @@
+import * as api from '@svc/contract';
+import type { AppContext } from '../context.js';
+import { clientAddress } from '../http/client-address.js';
+import type { Router } from '../http/router.js';
+import {
+  clearSessionCookie,
+  readSessionCookie,
+  writeSessionCookie,
+} from '../http/session-cookie.js';
+
+export function mountAccountsRoutes(router: Router, ctx: AppContext) {
+  const { accounts } = ctx;
+  const secure = ctx.config.http.secureCookies;
+
+  router.mount(api.signUp, async ({ body }, c) => {
+    const { user, account, session } = await accounts.signUp(body);
+    writeSessionCookie(c, session, secure);
+    return { user, account };
+  });
+
+  router.mount(api.signIn, async ({ body }, c) => {
+    const address = clientAddress(c, ctx.config.http.trustProxy);
+    const { user, session } = await accounts.signIn({ ...body, clientAddress: address });
+    writeSessionCookie(c, session, secure);
+    return { user };
+  });
+
+  router.mount(api.signOut, async (_, c) => {
+    const sessionId = readSessionCookie(c);
+    if (sessionId) await accounts.signOut(sessionId);
+    clearSessionCookie(c, secure);
+    return undefined;
+  });
+
+  router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user));
+
+  router.mount(api.createOrg, async ({ body }, c) => {
+    const user = c.var.user;
+    return accounts.createOrg({ userId: user.id }, { ...body, ownerUserId: user.id });
+  });
+
+  router.mount(api.listMembers, async ({ params }, c) => ({
+    members: await accounts.listMembers({ userId: c.var.user.id }, params.id),
+  }));
+
+  router.mount(api.addMember, async ({ params, body }, c) =>
+    accounts.addMember({ userId: c.var.user.id }, { accountId: params.id, ...body }),
+  );
+
+  router.mount(api.removeMember, async ({ params }, c) => {
+    await accounts.removeMember(
+      { userId: c.var.user.id },
+      { accountId: params.id, userId: params.userId },
+    );
+    return undefined;
+  });
+
+  router.mount(api.activateSubscription, async ({ params }, c) =>
+    accounts.setSubscription({ userId: c.var.user.id }, params.id, true),
+  );
+
+  router.mount(api.deactivateSubscription, async ({ params }, c) =>
+    accounts.setSubscription({ userId: c.var.user.id }, params.id, false),
+  );
+}

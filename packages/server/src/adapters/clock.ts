@@ -1,0 +1,6 @@
+/** Where the service reads the time, so tests can move it. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

@@ -1,0 +1,47 @@
+import { chmod, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
+import { runAdminCommand } from './commands.js';
+
+export const adminSocketPath = (dataDir: string) => path.join(dataDir, 'admin.sock');
+
+/**
+ * Serves the operator's commands on a Unix socket in DATA_DIR, mode 600: only the account that
+ * runs the service (or root) can connect. `POST /commands/<name>` with the arguments as JSON.
+ */
+export async function startAdminSocket(ctx: AppContext): Promise<{ close(): Promise<void> }> {
+  const socketPath = adminSocketPath(ctx.config.dataDir);
+  const app = new Hono();
+  app.post('/commands/:name', async (c) => {
+    const name = c.req.param('name');
+    try {
+      const result = await runAdminCommand(ctx, name, await c.req.json());
+      ctx.log.admin.info({ command: name }, 'admin command');
+      return c.json({ result });
+    } catch (error) {
+      if (error instanceof AppError)
+        return c.json({ error: error.code, message: error.message }, 400);
+      ctx.log.admin.error({ err: error, command: name }, 'admin command failed');
+      return c.json({ error: 'internal_error', message: 'see the service log' }, 500);
+    }
+  });
+  // A socket file left by a process that died would make listen fail; main holds the database,
+  // so no other live service can be behind it.
+  await rm(socketPath, { force: true });
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  await chmod(socketPath, 0o600);
+  return {
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        void rm(socketPath, { force: true });
+      }),
+  };
+}

@@ -1,0 +1,86 @@
+import { Email, Password, Role, Slug } from '@svc/contract';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { AppError } from '../errors.js';
+
+interface AdminCommand<A extends z.ZodType = z.ZodType> {
+  readonly summary: string;
+  /** Option names, each `--name <value>`, with the values' schema. */
+  readonly args: A;
+  /** Option names that may also be given as positional arguments, in this order. */
+  readonly positional?: readonly string[];
+  run(ctx: AppContext, args: z.infer<A>): Promise<unknown>;
+}
+
+const command = <A extends z.ZodType>(c: AdminCommand<A>) => c as unknown as AdminCommand;
+const AccountRef = z.string().min(1).describe('account slug or id');
+
+/**
+ * The operator's commands. The same table runs inside the service (over the admin socket) and in
+ * the CLI process when no service holds the database.
+ */
+export const adminCommands: Readonly<Record<string, AdminCommand>> = {
+  migrate: command({
+    summary: 'Apply pending database migrations',
+    args: z.object({}),
+    run: async (ctx) => ({ applied: await migrateToLatest(ctx.database.db.withoutPlugins()) }),
+  }),
+  'create-user': command({
+    summary: 'Create a user and their personal account',
+    args: z.object({ email: Email, password: Password, name: z.string().trim().min(1).max(100) }),
+    run: (ctx, args) => ctx.accounts.createUser(args),
+  }),
+  'create-org': command({
+    summary: 'Create an organization owned by an existing user',
+    args: z.object({ name: z.string().trim().min(1).max(100), slug: Slug, owner: Email }),
+    run: async (ctx, args) => {
+      const owner = await ctx.accounts.findUserByEmail(args.owner);
+      if (!owner) throw new AppError('not_found', { message: `no user "${args.owner}"` });
+      return ctx.accounts.createOrg('operator', {
+        name: args.name,
+        slug: args.slug,
+        ownerUserId: owner.id,
+      });
+    },
+  }),
+  'add-member': command({
+    summary: 'Add an existing user to an organization',
+    args: z.object({ org: AccountRef, email: Email, role: Role.default('member') }),
+    run: async (ctx, args) => {
+      const org = await ctx.accounts.findAccount(args.org);
+      return ctx.accounts.addMember('operator', {
+        accountId: org.id,
+        email: args.email,
+        role: args.role,
+      });
+    },
+  }),
+  subscription: command({
+    summary: "Turn an account's subscription on or off",
+    args: z.object({ state: z.enum(['on', 'off']), account: AccountRef }),
+    positional: ['state', 'account'],
+    run: async (ctx, args) => {
+      const account = await ctx.accounts.findAccount(args.account);
+      return ctx.accounts.setSubscription('operator', account.id, args.state === 'on');
+    },
+  }),
+};
+
+/** Validates and runs one command; errors come back as `AppError`s with readable messages. */
+export async function runAdminCommand(
+  ctx: AppContext,
+  name: string,
+  rawArgs: unknown,
+): Promise<unknown> {
+  const entry = adminCommands[name];
+  if (!entry) throw new AppError('not_found', { message: `unknown command "${name}"` });
+  const parsed = entry.args.safeParse(rawArgs ?? {});
+  if (!parsed.success) {
+    const message = parsed.error.issues
+      .map((i) => `--${i.path.join('.')}: ${i.message}`)
+      .join('; ');
+    throw new AppError('invalid_request', { message });
+  }
+  return entry.run(ctx, parsed.data);
+}

@@ -1,0 +1,187 @@
+import path from 'node:path';
+import { type Env, EnvSchema } from './env.js';
+import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
+
+export type DatabaseConfig =
+  | { readonly kind: 'pglite'; readonly dataDir: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+export type ObjectStoreConfig =
+  | { readonly kind: 'fs'; readonly root: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      readonly region: string;
+      readonly endpoint?: string;
+      readonly forcePathStyle: boolean;
+    };
+
+export interface ProviderEndpoints {
+  readonly clientId?: string;
+  readonly urls: Readonly<Record<string, string>>;
+}
+
+/** The service's configuration: nested, read-only and free of secrets, so it is safe to log. */
+export interface Config {
+  readonly env: Env['NODE_ENV'];
+  readonly logLevel: Env['LOG_LEVEL'];
+  readonly dataDir: string;
+  readonly http: {
+    readonly port: number;
+    readonly host: string;
+    /** Origin and base of every URL the service hands out, without a trailing slash. */
+    readonly publicUrl: string;
+    /** Cookies get `Secure` when the public URL is HTTPS. */
+    readonly secureCookies: boolean;
+    /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it). */
+    readonly trustProxy: boolean;
+  };
+  readonly database: DatabaseConfig;
+  readonly compute: { readonly driver: Env['COMPUTE_DRIVER'] };
+  readonly objectStore: ObjectStoreConfig;
+  readonly timing: { readonly provisionTimeoutMs: number; readonly refreshTimeoutMs: number };
+  readonly providers: Readonly<Record<'suite' | 'code' | 'music', ProviderEndpoints>>;
+}
+
+/** Secret values as read from the environment; `resolveSecrets` completes them. */
+export interface RawSecrets {
+  readonly encryption?: EncryptionKeyring;
+  readonly hmacKey?: Buffer;
+  readonly oauthClientSecrets: Partial<Record<'suite' | 'code' | 'music', string>>;
+  readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/**
+ * Parses the environment once and reports every problem together. Secrets come back apart from
+ * the configuration; error messages name variables, never their values.
+ */
+export function loadConfig(source: Readonly<Record<string, string | undefined>>): {
+  config: Config;
+  secrets: RawSecrets;
+} {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+    );
+  }
+  const env = parsed.data;
+  const problems: string[] = [];
+  const check = <T>(name: string, result: T | string): T | undefined => {
+    if (typeof result !== 'string') return result;
+    problems.push(`${name}: ${result}`);
+    return undefined;
+  };
+
+  const encryption = env.ENCRYPTION_KEYS
+    ? check('ENCRYPTION_KEYS', parseEncryptionKeys(env.ENCRYPTION_KEYS))
+    : undefined;
+  const hmacKey = env.HMAC_KEY ? check('HMAC_KEY', parseHmacKey(env.HMAC_KEY)) : undefined;
+  if (env.NODE_ENV === 'production') {
+    // Generated development keys would live next to the data they protect.
+    if (!env.ENCRYPTION_KEYS) problems.push('ENCRYPTION_KEYS: required when NODE_ENV=production');
+    if (!env.HMAC_KEY) problems.push('HMAC_KEY: required when NODE_ENV=production');
+  }
+  if (env.OBJECT_STORE === 's3') {
+    for (const name of ['S3_BUCKET', 'S3_REGION'] as const) {
+      if (!env[name]) problems.push(`${name}: required when OBJECT_STORE=s3`);
+    }
+  }
+  if (Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
+    problems.push('S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: set both or neither');
+  }
+  for (const provider of ['SUITE', 'CODE', 'MUSIC'] as const) {
+    if (env[`${provider}_CLIENT_ID`] && !env[`${provider}_CLIENT_SECRET`]) {
+      problems.push(`${provider}_CLIENT_SECRET: required when ${provider}_CLIENT_ID is set`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const dataDir = path.resolve(env.DATA_DIR);
+  const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+  const config: Config = {
+    env: env.NODE_ENV,
+    logLevel: env.LOG_LEVEL,
+    dataDir,
+    http: {
+      port: env.PORT,
+      host: env.HOST,
+      publicUrl,
+      secureCookies: publicUrl.startsWith('https:'),
+      trustProxy: env.TRUST_PROXY,
+    },
+    database: env.DATABASE_URL
+      ? { kind: 'postgres', url: env.DATABASE_URL }
+      : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
+    compute: { driver: env.COMPUTE_DRIVER },
+    objectStore:
+      env.OBJECT_STORE === 's3'
+        ? {
+            kind: 's3',
+            bucket: env.S3_BUCKET as string,
+            region: env.S3_REGION as string,
+            ...(env.S3_ENDPOINT && { endpoint: env.S3_ENDPOINT }),
+            forcePathStyle: env.S3_FORCE_PATH_STYLE,
+          }
+        : { kind: 'fs', root: path.join(dataDir, 'objects') },
+    timing: {
+      provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
+      refreshTimeoutMs: env.REFRESH_TIMEOUT_MS,
+    },
+    providers: {
+      suite: provider(env.SUITE_CLIENT_ID, {
+        issuer: env.SUITE_ISSUER,
+        authorization: env.SUITE_AUTHORIZATION_URL,
+        token: env.SUITE_TOKEN_URL,
+        revocation: env.SUITE_REVOCATION_URL,
+        jwks: env.SUITE_JWKS_URL,
+        userinfo: env.SUITE_USERINFO_URL,
+      }),
+      code: provider(env.CODE_CLIENT_ID, {
+        authorization: env.CODE_AUTHORIZATION_URL,
+        token: env.CODE_TOKEN_URL,
+        api: env.CODE_API_URL,
+      }),
+      music: provider(env.MUSIC_CLIENT_ID, {
+        authorization: env.MUSIC_AUTHORIZATION_URL,
+        token: env.MUSIC_TOKEN_URL,
+        api: env.MUSIC_API_URL,
+      }),
+    },
+  };
+  const secrets: RawSecrets = {
+    ...(encryption && { encryption }),
+    ...(hmacKey && { hmacKey }),
+    oauthClientSecrets: {
+      ...(env.SUITE_CLIENT_SECRET && { suite: env.SUITE_CLIENT_SECRET }),
+      ...(env.CODE_CLIENT_SECRET && { code: env.CODE_CLIENT_SECRET }),
+      ...(env.MUSIC_CLIENT_SECRET && { music: env.MUSIC_CLIENT_SECRET }),
+    },
+    ...(env.S3_ACCESS_KEY_ID &&
+      env.S3_SECRET_ACCESS_KEY && {
+        s3Credentials: {
+          accessKeyId: env.S3_ACCESS_KEY_ID,
+          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+        },
+      }),
+  };
+  return { config: deepFreeze(config), secrets };
+}
+
+const provider = (clientId: string | undefined, urls: Record<string, string>): ProviderEndpoints =>
+  clientId ? { clientId, urls } : { urls };
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

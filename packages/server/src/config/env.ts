@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+const optional = z
+  .string()
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+const url = z.url({ protocol: /^https?$/ });
+const optionalUrl = optional.pipe(url.optional());
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .default('false')
+  .transform((value) => ['true', '1', 'yes'].includes(value));
+
+/**
+ * Every environment variable the service reads, with its default. Parsed once in `main`; nothing
+ * else reads the environment. Secret-bearing variables are parsed here as plain strings and split
+ * off into `Secrets` by `loadConfig`, so they never travel with the loggable configuration.
+ */
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: integer(8080, 0, 65535),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: optional.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  PUBLIC_URL: optionalUrl,
+  TRUST_PROXY: boolean,
+  ENCRYPTION_KEYS: optional,
+  HMAC_KEY: optional,
+  COMPUTE_DRIVER: z.enum(['local']).default('local'),
+  OBJECT_STORE: z.enum(['fs', 's3']).default('fs'),
+  S3_BUCKET: optional,
+  S3_REGION: optional,
+  S3_ENDPOINT: optionalUrl,
+  S3_FORCE_PATH_STYLE: boolean,
+  S3_ACCESS_KEY_ID: optional,
+  S3_SECRET_ACCESS_KEY: optional,
+  PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
+  REFRESH_TIMEOUT_MS: integer(10_000, 100, 120_000),
+  SUITE_CLIENT_ID: optional,
+  SUITE_CLIENT_SECRET: optional,
+  SUITE_ISSUER: url.default('https://accounts.google.com'),
+  SUITE_AUTHORIZATION_URL: url.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  SUITE_TOKEN_URL: url.default('https://oauth2.googleapis.com/token'),
+  SUITE_REVOCATION_URL: url.default('https://oauth2.googleapis.com/revoke'),
+  SUITE_JWKS_URL: url.default('https://www.googleapis.com/oauth2/v3/certs'),
+  SUITE_USERINFO_URL: url.default('https://openidconnect.googleapis.com/v1/userinfo'),
+  CODE_CLIENT_ID: optional,
+  CODE_CLIENT_SECRET: optional,
+  CODE_AUTHORIZATION_URL: url.default('https://github.com/login/oauth/authorize'),
+  CODE_TOKEN_URL: url.default('https://github.com/login/oauth/access_token'),
+  CODE_API_URL: url.default('https://api.github.com'),
+  MUSIC_CLIENT_ID: optional,
+  MUSIC_CLIENT_SECRET: optional,
+  MUSIC_AUTHORIZATION_URL: url.default('https://accounts.spotify.com/authorize'),
+  MUSIC_TOKEN_URL: url.default('https://accounts.spotify.com/api/token'),
+  MUSIC_API_URL: url.default('https://api.spotify.com'),
+});
+export type Env = z.infer<typeof EnvSchema>;

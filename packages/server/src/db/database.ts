@@ -1,0 +1,80 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { fromPglite } from 'pg-boss';
+import type { DatabaseConfig } from '../config/config.js';
+import { pgliteDialect } from './pglite-dialect.js';
+import type { DB } from './schema.js';
+import { SessionLock } from './session-lock.js';
+
+/** Runs queries: the database itself or an open transaction. Repositories take one first. */
+export type Executor = Kysely<DB>;
+
+/** How pg-boss reaches the same database. */
+export type JobsConnection =
+  | { readonly kind: 'pglite'; readonly db: ReturnType<typeof fromPglite> }
+  | { readonly kind: 'postgres'; readonly connectionString: string };
+
+export interface Database {
+  readonly kind: DatabaseConfig['kind'];
+  readonly db: Kysely<DB>;
+  readonly jobsConnection: JobsConnection;
+  /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** PGlite in `dataDir` (or in memory for `memory://`), or PostgreSQL at `url`. */
+export async function createDatabase(config: DatabaseConfig): Promise<Database> {
+  return config.kind === 'pglite' ? openPglite(config.dataDir) : openPostgres(config.url);
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir);
+  const lock = new SessionLock();
+  const db = new Kysely<DB>({
+    dialect: pgliteDialect(pglite, lock),
+    plugins: [new CamelCasePlugin()],
+  });
+  const boss = fromPglite(pglite);
+  // pg-boss statements take the same session lock as Kysely, so none lands inside a transaction.
+  const jobsDb: typeof boss = {
+    ...boss,
+    executeSql: (text, values) => lock.run(() => boss.executeSql(text, values)),
+    ...(boss.setSessionStatements && {
+      setSessionStatements: (statements: string[]) =>
+        lock.run(() => boss.setSessionStatements!(statements)),
+    }),
+    ...(boss.listen && {
+      listen: (channel, onNotification, onReconnect) =>
+        lock.run(() => boss.listen!(channel, onNotification, onReconnect)),
+    }),
+  };
+  return {
+    kind: 'pglite',
+    db,
+    jobsConnection: { kind: 'pglite', db: jobsDb },
+    transaction: (fn) => db.transaction().execute((tx) => lock.markTransaction(() => fn(tx))),
+    close: async () => {
+      await db.destroy();
+      await lock.run(() => pglite.close());
+    },
+  };
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [new CamelCasePlugin()],
+  });
+  return {
+    kind: 'postgres',
+    db,
+    jobsConnection: { kind: 'postgres', connectionString: url },
+    transaction: (fn) => db.transaction().execute(fn),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001-accounts.js';
+
+/**
+ * Every migration, in order. Names sort in the order they run; add the next file here by hand
+ * (no directory scanning, so bundling and ordering stay obvious).
+ */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '0001-accounts': m0001,
+};

@@ -1,0 +1,78 @@
+import type { AuthKind, Endpoint, EndpointInput, EndpointOutput } from '@svc/contract';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import { AppError, toIssues } from '../errors.js';
+import type { AppEnv } from './app-env.js';
+
+export type Handler<E extends Endpoint> = (
+  input: EndpointInput<E>,
+  c: Context<AppEnv>,
+) => Promise<EndpointOutput<E> | Response>;
+
+export interface RouterOptions {
+  /** The middleware that checks each kind of credential. */
+  readonly authenticators: Readonly<Record<Exclude<AuthKind, 'none'>, MiddlewareHandler<AppEnv>>>;
+  /** Parse every response with its schema (development and tests): a drift fails loudly. */
+  readonly validateResponses: boolean;
+}
+
+/**
+ * Mounts endpoints from their contract descriptors: the descriptor's auth runs first, then the
+ * path, query and body are parsed with its schemas (400 `invalid_request` with `issues`), and the
+ * handler's result is sent with the descriptor's status.
+ */
+export type Router = ReturnType<typeof createRouter>;
+
+export function createRouter(options: RouterOptions) {
+  const app = new Hono<AppEnv>();
+  return {
+    app,
+    mount<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
+      const path = endpoint.path.replace(/\{(\w+)\}/g, ':$1');
+      const auth = endpoint.auth === 'none' ? [] : [options.authenticators[endpoint.auth]];
+      const respond: MiddlewareHandler<AppEnv> = async (c) => {
+        const input = (await parseInput(endpoint, c)) as EndpointInput<E>;
+        const result = await handler(input, c);
+        if (result instanceof Response) return result;
+        const { status, body } = endpoint.response;
+        if (!body) return c.body(null, status as StatusCode);
+        const output = options.validateResponses ? body.parse(result) : result;
+        return c.json(output, status as ContentfulStatusCode);
+      };
+      app.on(endpoint.method, [path], ...auth, respond);
+    },
+  };
+}
+
+async function parseInput(endpoint: Endpoint, c: Context) {
+  const issues: ReturnType<typeof toIssues> = [];
+  const parse = (schema: z.ZodType | undefined, value: unknown, where: string) => {
+    if (!schema) return undefined;
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    issues.push(...toIssues(result.error.issues, [where]));
+    return undefined;
+  };
+  const params = parse(endpoint.params, c.req.param(), 'params');
+  const query = parse(endpoint.query, c.req.query(), 'query');
+  const body = endpoint.body ? parse(endpoint.body, await readJson(c), 'body') : undefined;
+  if (issues.length > 0) throw new AppError('invalid_request', { issues });
+  return { params, query, body };
+}
+
+async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  const invalid = (message: string) =>
+    new AppError('invalid_request', {
+      issues: [{ path: ['body'], message, code: 'invalid_json' }],
+    });
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/(.+\+)?json\b/i.test(type))
+    throw invalid('Send the body as application/json');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid('The body is not valid JSON');
+  }
+}

@@ -1,0 +1,104 @@
+import { fromKysely, PgBoss } from 'pg-boss';
+import type { Database, Executor } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { JobDefinition } from './job.js';
+
+export interface EnqueueOptions {
+  /** Run no earlier than this many seconds from now. */
+  readonly startAfterSeconds?: number;
+  /** At most one queued job with this key (pg-boss `singletonKey`). */
+  readonly singletonKey?: string;
+}
+
+export interface JobQueue {
+  /**
+   * Adds a job through `executor`: inside a transaction, the job exists only if the transaction
+   * commits, so a state change and its follow-up work commit or roll back together.
+   */
+  enqueue(
+    executor: Executor,
+    name: string,
+    payload: unknown,
+    options?: EnqueueOptions,
+  ): Promise<string | null>;
+  /** Creates the queues and schedules; with `work`, also starts claiming and running jobs. */
+  start(definitions: readonly JobDefinition<never>[], options: { work: boolean }): Promise<void>;
+  /** Stops claiming; waits (up to `timeoutMs`) for running jobs to finish. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export interface JobQueueOptions {
+  /** How often an idle worker looks for jobs (pg-boss minimum: 0.5 s). */
+  readonly pollingIntervalSeconds?: number;
+}
+
+export function createJobQueue(
+  database: Database,
+  logger: Logger,
+  options: JobQueueOptions = {},
+): JobQueue {
+  const connection = database.jobsConnection;
+  const boss =
+    connection.kind === 'pglite'
+      ? new PgBoss({ db: connection.db, backend: 'pglite', schema: 'pgboss' })
+      : new PgBoss({ connectionString: connection.connectionString, schema: 'pgboss', max: 4 });
+  boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+  const definitions = new Map<string, JobDefinition<never>>();
+  let started = false;
+
+  return {
+    async enqueue(executor, name, payload, enqueueOptions = {}) {
+      const definition = definitions.get(name);
+      if (!definition) throw new Error(`Unknown job "${name}"`);
+      const data = definition.payload.parse(payload) as object;
+      return boss.send(name, data, {
+        db: fromKysely(executor),
+        ...(enqueueOptions.startAfterSeconds !== undefined && {
+          startAfter: enqueueOptions.startAfterSeconds,
+        }),
+        ...(enqueueOptions.singletonKey !== undefined && {
+          singletonKey: enqueueOptions.singletonKey,
+        }),
+      });
+    },
+
+    async start(list, { work }) {
+      for (const definition of list) definitions.set(definition.name, definition);
+      await boss.start();
+      started = true;
+      for (const definition of list) {
+        await boss.createQueue(definition.name, {
+          retryLimit: definition.retryLimit ?? 3,
+          retryDelay: definition.retryDelaySeconds ?? 5,
+          retryBackoff: true,
+          expireInSeconds: definition.expireInSeconds ?? 600,
+        });
+        if (definition.cron) await boss.schedule(definition.name, definition.cron, {});
+        if (work) {
+          await boss.work(
+            definition.name,
+            { pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2, batchSize: 1 },
+            async ([job]) => {
+              if (!job) return;
+              const log = logger.child({ job: definition.name, jobId: job.id });
+              const payload = definition.payload.parse(job.data);
+              try {
+                await definition.run(payload as never, { id: job.id, signal: job.signal });
+                log.debug('job done');
+              } catch (error) {
+                log.error({ err: error, retryCount: job.retryCount }, 'job failed');
+                throw error;
+              }
+            },
+          );
+        }
+      }
+    },
+
+    async stop(timeoutMs = 10_000) {
+      if (!started) return;
+      started = false;
+      await boss.stop({ graceful: true, timeout: timeoutMs, close: true });
+    },
+  };
+}

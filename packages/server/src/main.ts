@@ -1,0 +1,67 @@
+import { serve } from '@hono/node-server';
+import { startAdminSocket } from './admin/admin-socket.js';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config/config.js';
+import { resolveSecrets } from './config/dev-keys.js';
+import { createContext, startContext, stopContext } from './context.js';
+import { createLogger, subsystemLoggers } from './logger.js';
+
+type Role = 'all' | 'api' | 'worker';
+
+/** Process entry: parse the environment once, build the context, serve, stop cleanly on signals. */
+async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const role = parseRole(argv);
+  const { config, secrets: rawSecrets } = loadConfig(env);
+  const loggers = subsystemLoggers(createLogger(config));
+  const secrets = await resolveSecrets(config, rawSecrets, (message) => loggers.root.warn(message));
+  const ctx = await createContext(config, secrets, { loggers });
+  await startContext(ctx, { work: role !== 'api' });
+
+  const closers: (() => Promise<void>)[] = [];
+  if (role !== 'worker') {
+    const app = createApp(ctx);
+    const server = serve(
+      { fetch: app.fetch, port: config.http.port, hostname: config.http.host },
+      (info) =>
+        loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
+    );
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          // Keep-alive connections would hold `close` open until they time out.
+          if ('closeIdleConnections' in server) server.closeIdleConnections();
+        }),
+    );
+  }
+  // The operator CLI reaches this process through a socket in DATA_DIR while it holds the database.
+  const adminSocket = await startAdminSocket(ctx);
+  closers.push(() => adminSocket.close());
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      loggers.root.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    loggers.root.info({ signal }, 'shutting down');
+    await Promise.all(closers.map((close) => close()));
+    await stopContext(ctx);
+    loggers.root.info('stopped');
+  };
+  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal));
+}
+
+function parseRole(argv: readonly string[]): Role {
+  const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? 'all';
+  if (arg === 'all' || arg === 'api' || arg === 'worker') return arg;
+  throw new ConfigError([`--role: expected api, worker or all, got "${arg}"`]);
+}
+
+main(process.argv.slice(2), process.env).catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exitCode = 1;
+});
