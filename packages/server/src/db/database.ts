@@ -4,6 +4,7 @@ import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { fromPglite } from 'pg-boss';
 import type { DatabaseConfig } from '../config/config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
 import { SessionLock } from './session-lock.js';
@@ -23,6 +24,8 @@ export interface Database {
   /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** PGlite only: a snapshot of the whole database (tests clone a migrated one from it). */
+  dumpDataDir?(): Promise<Blob>;
 }
 
 /** PGlite in `dataDir` (or in memory for `memory://`), or PostgreSQL at `url`. */
@@ -30,9 +33,17 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
   return config.kind === 'pglite' ? openPglite(config.dataDir) : openPostgres(config.url);
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir);
+/** `loadDataDir`: start from a dump of another PGlite database (tests clone a migrated one). */
+export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
+  let unlock = async () => {};
+  if (!dataDir.startsWith('memory://')) {
+    await mkdir(dataDir, { recursive: true });
+    unlock = await lockDataDir(dataDir);
+  }
+  const pglite = await PGlite.create({ dataDir, ...(loadDataDir && { loadDataDir }) }).catch(async (error: unknown) => {
+    await unlock();
+    throw error;
+  });
   const lock = new SessionLock();
   const db = new Kysely<DB>({
     dialect: pgliteDialect(pglite, lock),
@@ -57,14 +68,16 @@ async function openPglite(dataDir: string): Promise<Database> {
     db,
     jobsConnection: { kind: 'pglite', db: jobsDb },
     transaction: (fn) => db.transaction().execute((tx) => lock.markTransaction(() => fn(tx))),
+    dumpDataDir: () => lock.run(() => pglite.dumpDataDir('none')),
     close: async () => {
       await db.destroy();
       await lock.run(() => pglite.close());
+      await unlock();
     },
   };
 }
 
-async function openPostgres(url: string): Promise<Database> {
+export async function openPostgres(url: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
