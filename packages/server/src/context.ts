@@ -21,7 +21,7 @@ export interface AppContext {
   readonly jobs: JobQueue;
   readonly accounts: AccountsService;
   /** Job definitions beyond the registry's (tests add their own). */
-  readonly extraJobs: readonly JobDefinition<never>[];
+  readonly extraJobs: readonly JobDefinition<unknown>[];
 }
 
 /** Replaceable parts, for tests and tools. */
@@ -32,7 +32,7 @@ export interface ContextOverrides {
   readonly database?: Database;
   readonly passwordCost?: Argon2Cost;
   readonly jobPollingIntervalSeconds?: number;
-  readonly extraJobs?: readonly JobDefinition<never>[];
+  readonly extraJobs?: readonly JobDefinition<unknown>[];
 }
 
 /** The composition root: opens the database and builds every service. Starts nothing. */

@@ -17,7 +17,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-      if (pid && pid !== process.pid && isAlive(pid)) {
+      if (pid && isAlive(pid)) {
         throw new Error(
           `The database in ${dataDir} is in use by process ${pid}. Stop it first, or talk to it ` +
             'with `npm run admin`, which goes through the running service.',

@@ -22,7 +22,7 @@ export interface JobQueue {
     options?: EnqueueOptions,
   ): Promise<string | null>;
   /** Creates the queues and schedules; with `work`, also starts claiming and running jobs. */
-  start(definitions: readonly JobDefinition<never>[], options: { work: boolean }): Promise<void>;
+  start(definitions: readonly JobDefinition<unknown>[], options: { work: boolean }): Promise<void>;
   /** Stops claiming; waits (up to `timeoutMs`) for running jobs to finish. */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -43,7 +43,7 @@ export function createJobQueue(
       ? new PgBoss({ db: connection.db, backend: 'pglite', schema: 'pgboss' })
       : new PgBoss({ connectionString: connection.connectionString, schema: 'pgboss', max: 4 });
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
-  const definitions = new Map<string, JobDefinition<never>>();
+  const definitions = new Map<string, JobDefinition<unknown>>();
   let started = false;
 
   return {
@@ -83,7 +83,7 @@ export function createJobQueue(
               const log = logger.child({ job: definition.name, jobId: job.id });
               const payload = definition.payload.parse(job.data);
               try {
-                await definition.run(payload as never, { id: job.id, signal: job.signal });
+                await definition.run(payload, { id: job.id, signal: job.signal });
                 log.debug('job done');
               } catch (error) {
                 log.error({ err: error, retryCount: job.retryCount }, 'job failed');

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+
+describe.each(databaseKinds)('organizations, members and subscriptions on %s', (kind) => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await createTestContext(kind);
+  });
+  afterAll(() => t?.close());
+
+  let n = 0;
+  async function orgWithOwner() {
+    const owner = t.newClient();
+    const ownerUser = await signUpUser(owner);
+    n += 1;
+    const org = await owner.post('/api/orgs', { name: `Org ${n}`, slug: `org-${kind}-${n}` });
+    expect(org.status).toBe(201);
+    return { owner, ownerUser, org: org.body as { id: string; slug: string } };
+  }
+  async function member(owner: TestClient, orgId: string, role: 'owner' | 'admin' | 'member') {
+    const client = t.newClient();
+    const { user } = await signUpUser(client);
+    const res = await owner.post(`/api/orgs/${orgId}/members`, { email: user.email, role });
+    expect(res.status).toBe(201);
+    return { client, user };
+  }
+
+  it('creates an organization with the caller as owner, listed in /api/me', async () => {
+    const { owner, org } = await orgWithOwner();
+    expect(org).toMatchObject({ kind: 'organization', role: 'owner', subscriptionActive: false });
+    const me = await owner.get('/api/me');
+    expect(me.body.accounts.map((a: { id: string }) => a.id)).toContain(org.id);
+    expect(me.body.accounts[0].kind).toBe('personal');
+  });
+
+  it('refuses a taken slug (409), including a personal account slug, and invalid or reserved ones (400)', async () => {
+    const { owner, org } = await orgWithOwner();
+    const taken = await owner.post('/api/orgs', { name: 'Again', slug: org.slug });
+    expect(taken).toMatchObject({ status: 409, body: { error: 'slug_taken' } });
+    const personal = (await owner.get('/api/me')).body.accounts[0].slug;
+    expect((await owner.post('/api/orgs', { name: 'P', slug: personal })).status).toBe(409);
+    for (const slug of ['-bad', 'Bad', 'a'.repeat(41), 'has_underscore', 'dashboard']) {
+      const res = await owner.post('/api/orgs', { name: 'Bad', slug });
+      expect(res.status, slug).toBe(400);
+      expect(res.body.issues[0].path).toEqual(['body', 'slug']);
+    }
+  });
+
+  it('adds members by e-mail: 201, 404 for an unknown user, 409 when already a member', async () => {
+    const { owner, org } = await orgWithOwner();
+    const { user } = await member(owner, org.id, 'member');
+    const list = await owner.get(`/api/orgs/${org.id}/members`);
+    expect(list.body.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toContainEqual([user.id, 'member']);
+    expect(await owner.post(`/api/orgs/${org.id}/members`, { email: 'ghost@example.com', role: 'member' })).toMatchObject({
+      status: 404,
+      body: { error: 'not_found' },
+    });
+    expect(await owner.post(`/api/orgs/${org.id}/members`, { email: user.email, role: 'admin' })).toMatchObject({
+      status: 409,
+      body: { error: 'already_member' },
+    });
+  });
+
+  it('lets owners and admins manage members; members get 403; outsiders get 404', async () => {
+    const { owner, org } = await orgWithOwner();
+    const admin = await member(owner, org.id, 'admin');
+    const plain = await member(owner, org.id, 'member');
+    const outsider = t.newClient();
+    const outsiderUser = await signUpUser(outsider);
+
+    const byAdmin = await admin.client.post(`/api/orgs/${org.id}/members`, { email: outsiderUser.user.email, role: 'member' });
+    expect(byAdmin.status).toBe(201);
+    const newcomer = await signUpUser(t.newClient());
+    // Only owners make owners.
+    expect((await admin.client.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'owner' })).status).toBe(403);
+    expect((await plain.client.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'member' })).status).toBe(403);
+    const stranger = t.newClient();
+    await signUpUser(stranger);
+    expect(await stranger.get(`/api/orgs/${org.id}/members`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    expect((await stranger.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'member' })).status).toBe(404);
+    expect((await stranger.post(`/api/accounts/${org.id}/subscription`)).status).toBe(404);
+    // A personal account is not an organization.
+    const personal = (await owner.get('/api/me')).body.accounts[0].id;
+    expect((await owner.get(`/api/orgs/${personal}/members`)).status).toBe(404);
+  });
+
+  it('removes members: admins not owners, members only themselves, never the last owner', async () => {
+    const { owner, ownerUser, org } = await orgWithOwner();
+    const admin = await member(owner, org.id, 'admin');
+    const a = await member(owner, org.id, 'member');
+    const b = await member(owner, org.id, 'member');
+    expect((await a.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(403);
+    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status).toBe(403);
+    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(204);
+    expect((await a.client.delete(`/api/orgs/${org.id}/members/${a.user.id}`)).status).toBe(204);
+    expect(await owner.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).toMatchObject({
+      status: 409,
+      body: { error: 'last_owner' },
+    });
+    expect((await owner.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(404);
+    const second = await member(owner, org.id, 'owner');
+    expect((await second.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status).toBe(204);
+    const left = (await second.client.get(`/api/orgs/${org.id}/members`)).body.members;
+    expect(left.map((m: { userId: string }) => m.userId).sort()).toEqual([admin.user.id, second.user.id].sort());
+  });
+
+  it('activates and deactivates a subscription (owners and admins only)', async () => {
+    const { owner, org } = await orgWithOwner();
+    const admin = await member(owner, org.id, 'admin');
+    const plain = await member(owner, org.id, 'member');
+    expect(await owner.post(`/api/accounts/${org.id}/subscription`)).toMatchObject({
+      status: 200,
+      body: { accountId: org.id, subscriptionActive: true },
+    });
+    const me = await plain.client.get('/api/me');
+    expect(me.body.accounts.find((a: { id: string }) => a.id === org.id).subscriptionActive).toBe(true);
+    expect((await plain.client.delete(`/api/accounts/${org.id}/subscription`)).status).toBe(403);
+    expect(await admin.client.delete(`/api/accounts/${org.id}/subscription`)).toMatchObject({
+      status: 200,
+      body: { subscriptionActive: false },
+    });
+  });
+
+  it('answers 400 for a malformed id and 404 for an unknown one', async () => {
+    const { owner } = await orgWithOwner();
+    const bad = await owner.get('/api/orgs/not-a-uuid/members');
+    expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(bad.body.issues[0].path).toEqual(['params', 'id']);
+    expect((await owner.get(`/api/orgs/${crypto.randomUUID()}/members`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,86 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+import { Secrets } from './secrets.js';
+
+const key = (fill: number) => Buffer.alloc(32, fill).toString('base64');
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const { config, secrets } = loadConfig({});
+    expect(config.http).toMatchObject({ port: 8080, publicUrl: 'http://localhost:8080', secureCookies: false });
+    expect(config.database.kind).toBe('pglite');
+    expect(config.dataDir).toMatch(/\/data$/);
+    expect(config.compute.driver).toBe('local');
+    expect(config.objectStore.kind).toBe('fs');
+    expect(config.timing).toEqual({ provisionTimeoutMs: 300_000, refreshTimeoutMs: 10_000 });
+    expect(config.providers.suite.clientId).toBeUndefined();
+    expect(secrets.encryption).toBeUndefined();
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('uses PostgreSQL when DATABASE_URL is set and marks HTTPS public URLs for secure cookies', () => {
+    const { config } = loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db', PUBLIC_URL: 'https://svc.example/' });
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db' });
+    expect(config.http).toMatchObject({ publicUrl: 'https://svc.example', secureCookies: true });
+  });
+
+  it('reports every problem at once', () => {
+    try {
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', OBJECT_STORE: 'tape', PROVISION_TIMEOUT_MS: '-1' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const names = (error as ConfigError).problems.map((p) => p.split(':')[0]);
+      expect(names).toEqual(expect.arrayContaining(['PORT', 'DATABASE_URL', 'OBJECT_STORE', 'PROVISION_TIMEOUT_MS']));
+    }
+  });
+
+  it('checks fields that depend on each other, all together', () => {
+    const error = (() => {
+      try {
+        loadConfig({ OBJECT_STORE: 's3', S3_ACCESS_KEY_ID: 'x', CODE_CLIENT_ID: 'id' });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(error?.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^S3_BUCKET/),
+        expect.stringMatching(/^S3_REGION/),
+        expect.stringMatching(/^S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY/),
+        expect.stringMatching(/^CODE_CLIENT_SECRET/),
+      ]),
+    );
+  });
+
+  it('refuses to start in production without keys', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/ENCRYPTION_KEYS: required[\s\S]*HMAC_KEY: required/);
+  });
+
+  it('parses key rings and never puts key material in messages', () => {
+    const raw = `old:${key(1)},new:${key(2)}`;
+    const { secrets } = loadConfig({ ENCRYPTION_KEYS: raw, HMAC_KEY: key(3) });
+    expect(secrets.encryption?.primaryId).toBe('old');
+    expect([...(secrets.encryption?.keys.keys() ?? [])]).toEqual(['old', 'new']);
+    const short = Buffer.alloc(16, 9).toString('base64');
+    try {
+      loadConfig({ ENCRYPTION_KEYS: `k:${short}`, HMAC_KEY: short });
+      expect.unreachable();
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toMatch(/ENCRYPTION_KEYS: key "k" must be 32 bytes/);
+      expect(message).toMatch(/HMAC_KEY: must be at least 32 bytes/);
+      expect(message).not.toContain(short);
+    }
+  });
+
+  it('keeps secrets out of the configuration and out of printed output', () => {
+    const { config } = loadConfig({ ENCRYPTION_KEYS: `a:${key(4)}`, HMAC_KEY: key(5), SUITE_CLIENT_ID: 'id', SUITE_CLIENT_SECRET: 'shh-client-secret' });
+    expect(JSON.stringify(config)).not.toContain('shh-client-secret');
+    expect(JSON.stringify(config)).not.toContain(key(4));
+    const secrets = new Secrets({ primaryId: 'a', keys: new Map([['a', Buffer.alloc(32)]]) }, Buffer.alloc(32), { suite: 'shh-client-secret' });
+    expect(inspect(secrets)).toBe('[secrets]');
+    expect(JSON.stringify({ secrets })).toBe('{"secrets":"[secrets]"}');
+  });
+});

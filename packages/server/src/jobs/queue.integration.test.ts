@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createTestContext, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { defineJob } from './job.js';
+
+const waitFor = async (check: () => boolean, timeoutMs = 15_000) => {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe.each(databaseKinds)('job queue on %s', (kind) => {
+  const runs: string[] = [];
+  let slowStarted = false;
+  let slowFinished = false;
+  let t: TestContext;
+
+  beforeAll(async () => {
+    t = await createTestContext(kind, {
+      overrides: {
+        extraJobs: [
+          defineJob({
+            name: 'test.record',
+            payload: z.object({ marker: z.string() }),
+            async run({ marker }) {
+              runs.push(marker);
+            },
+          }),
+          defineJob({
+            name: 'test.slow',
+            payload: z.object({}),
+            async run() {
+              slowStarted = true;
+              await new Promise((resolve) => setTimeout(resolve, 700));
+              slowFinished = true;
+            },
+          }),
+        ],
+      },
+    });
+  });
+  afterAll(() => t?.close());
+
+  it('runs a job enqueued in a committed transaction once, and never one whose transaction rolled back', async () => {
+    let rolledBackId: string | null = null;
+    await expect(
+      t.ctx.database.transaction(async (tx) => {
+        rolledBackId = await t.ctx.jobs.enqueue(tx, 'test.record', { marker: 'rolled-back' });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await t.ctx.database.transaction((tx) => t.ctx.jobs.enqueue(tx, 'test.record', { marker: 'committed' }));
+
+    await waitFor(() => runs.includes('committed'));
+    // Give a wrongly surviving job several polling rounds to show up.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(runs).toEqual(['committed']);
+    expect(rolledBackId).toBeTruthy();
+    const stored = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where id = ${rolledBackId}`.execute(
+      t.ctx.database.db,
+    );
+    expect(stored.rows[0]?.n).toBe(0);
+  });
+
+  it('validates payloads when enqueuing', async () => {
+    await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'test.record', { marker: 42 })).rejects.toThrow();
+    await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'no.such-job', {})).rejects.toThrow('Unknown job');
+  });
+
+  it('registers scheduled jobs', async () => {
+    const schedules = await sql<{ name: string; cron: string }>`select name, cron from pgboss.schedule`.execute(t.ctx.database.db);
+    expect(schedules.rows).toContainEqual({ name: 'accounts.sweep', cron: '17 * * * *' });
+  });
+
+  it('stops cleanly: a running job finishes before stop returns', async () => {
+    await t.ctx.jobs.enqueue(t.ctx.database.db, 'test.slow', {});
+    await waitFor(() => slowStarted);
+    await t.ctx.jobs.stop();
+    expect(slowFinished).toBe(true);
+  });
+});

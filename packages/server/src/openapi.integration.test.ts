@@ -1,0 +1,42 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../test/test-context.js';
+
+describe('GET /api/openapi.json', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await createTestContext('pglite');
+  });
+  afterAll(() => t?.close());
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const res = await t.client.get('/api/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(res.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('lists every route the app serves, and nothing else', async () => {
+    const doc = (await t.client.get('/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const served = t.app.routes
+      .filter((route) => route.method !== 'ALL')
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(new Set(served).size).toBeGreaterThan(10);
+    expect([...new Set(served)].sort()).toEqual([...new Set(documented)].sort());
+  });
+
+  it('describes request bodies and the error envelope from the contract schemas', async () => {
+    const doc = (await t.client.get('/api/openapi.json')).body;
+    const signUp = doc.paths['/api/auth/sign-up'].post;
+    expect(signUp.requestBody.content['application/json'].schema.required).toEqual(['email', 'password', 'name']);
+    expect(signUp.responses['409'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
+    expect(doc.paths['/api/me'].get.security).toEqual([{ session: [] }]);
+  });
+});

@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TestClient } from '../test/test-client.js';
+import { FAST_PASSWORDS, TEST_ENV } from '../test/test-context.js';
+import { createApp } from './app.js';
+import { loadConfig } from './config/config.js';
+import { resolveSecrets } from './config/dev-keys.js';
+import { createContext, startContext, stopContext } from './context.js';
+
+/** Starts the service the way `main` does, on the configuration's own database. */
+async function boot(env: Record<string, string>) {
+  const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
+  const secrets = await resolveSecrets(config, raw, () => {});
+  const ctx = await createContext(config, secrets, { passwordCost: FAST_PASSWORDS });
+  await startContext(ctx, { work: true });
+  return { ctx, client: new TestClient(createApp(ctx), config.http.publicUrl) };
+}
+
+describe('a restart keeps what was stored', () => {
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+  const backends: [string, () => Promise<Record<string, string>>][] = [
+    [
+      'PGlite in DATA_DIR',
+      async () => {
+        const dir = await mkdtemp(path.join(tmpdir(), 'svc-restart-'));
+        dirs.push(dir);
+        return { DATA_DIR: dir };
+      },
+    ],
+  ];
+  if (process.env.TEST_DATABASE_URL) {
+    backends.push([
+      'PostgreSQL at DATABASE_URL',
+      async () => {
+        const dir = await mkdtemp(path.join(tmpdir(), 'svc-restart-'));
+        dirs.push(dir);
+        const { createTestDatabase } = await import('../test/test-db.js');
+        const { database } = await createTestDatabase('postgres');
+        const name = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_database').as('d')).executeTakeFirstOrThrow()).d;
+        await database.close();
+        const url = new URL(process.env.TEST_DATABASE_URL as string);
+        url.pathname = `/${name}`;
+        return { DATA_DIR: dir, DATABASE_URL: url.toString() };
+      },
+    ]);
+  }
+
+  it.each(backends)('a user created before a restart signs in after it (%s)', async (_, makeEnv) => {
+    const env = await makeEnv();
+    const first = await boot(env);
+    const signUp = await first.client.post('/api/auth/sign-up', {
+      email: 'persist@example.com',
+      password: 'survives restarts',
+      name: 'Persist',
+    });
+    expect(signUp.status).toBe(201);
+    await stopContext(first.ctx);
+
+    const second = await boot(env);
+    const signIn = await second.client.post('/api/auth/sign-in', { email: 'persist@example.com', password: 'survives restarts' });
+    expect(signIn.status).toBe(200);
+    expect(signIn.body.user.id).toBe(signUp.body.user.id);
+    await stopContext(second.ctx);
+  });
+
+  it('refuses to open a PGlite directory another live process holds', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svc-lock-'));
+    dirs.push(dir);
+    const first = await boot({ DATA_DIR: dir });
+    await expect(boot({ DATA_DIR: dir })).rejects.toThrow(/in use by process/);
+    await stopContext(first.ctx);
+  });
+});
