@@ -18,13 +18,23 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
   });
 
   it('answers bodies over 1 MiB with 413 and writes nothing', async () => {
-    const before = await t.ctx.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await t.ctx.database.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const res = await t.newClient().request('POST', '/api/auth/sign-up', {
-      rawBody: JSON.stringify({ email: 'big@example.com', password: 'x'.repeat(MAX_BODY_BYTES), name: 'Big' }),
+      rawBody: JSON.stringify({
+        email: 'big@example.com',
+        password: 'x'.repeat(MAX_BODY_BYTES),
+        name: 'Big',
+      }),
       headers: { 'content-type': 'application/json' },
     });
     expect(res).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
-    const after = await t.ctx.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await t.ctx.database.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
@@ -51,21 +61,34 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     expect(evil).toMatchObject({ status: 403, body: { error: 'forbidden' } });
     const noOrigin = await client.post('/api/orgs', body, { origin: null });
     expect(noOrigin.status).toBe(403);
-    const crossSite = await client.post('/api/orgs', body, { origin: null, headers: { 'sec-fetch-site': 'cross-site' } });
+    const crossSite = await client.post('/api/orgs', body, {
+      origin: null,
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
     expect(crossSite.status).toBe(403);
     expect((await client.get('/api/me')).body.accounts).toHaveLength(1);
     const ok = await client.post('/api/orgs', body);
     expect(ok.status).toBe(201);
-    const sameOrigin = await client.post('/api/orgs', { ...body, slug: `csrf2-${kind}` }, {
-      origin: null,
-      headers: { 'sec-fetch-site': 'same-origin' },
-    });
+    const sameOrigin = await client.post(
+      '/api/orgs',
+      { ...body, slug: `csrf2-${kind}` },
+      {
+        origin: null,
+        headers: { 'sec-fetch-site': 'same-origin' },
+      },
+    );
     expect(sameOrigin.status).toBe(201);
   });
 
   it('lets clients without cookies (curl, CLI) sign in without an Origin', async () => {
     await signUpUser(t.newClient(), { email: 'curl@example.com' });
-    const res = await t.newClient().post('/api/auth/sign-in', { email: 'curl@example.com', password: 'correct horse battery' }, { origin: null });
+    const res = await t
+      .newClient()
+      .post(
+        '/api/auth/sign-in',
+        { email: 'curl@example.com', password: 'correct horse battery' },
+        { origin: null },
+      );
     expect(res.status).toBe(200);
   });
 
@@ -73,11 +96,17 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     t.logs.lines.length = 0;
     const client = t.newClient();
     const password = 'Very-Secret-Password-42';
-    await client.post('/api/auth/sign-up', { email: 'logged@example.com', password, name: 'Logged' });
+    await client.post('/api/auth/sign-up', {
+      email: 'logged@example.com',
+      password,
+      name: 'Logged',
+    });
     const first = client.cookies.get(SESSION_COOKIE) as string;
     await client.post('/api/auth/sign-in', { email: 'logged@example.com', password });
     const second = client.cookies.get(SESSION_COOKIE) as string;
-    await t.newClient().post('/api/auth/sign-in', { email: 'logged@example.com', password: `${password}-wrong` });
+    await t
+      .newClient()
+      .post('/api/auth/sign-in', { email: 'logged@example.com', password: `${password}-wrong` });
     const text = t.logs.text();
     const paths = t.logs.entries().map((e) => e.path);
     expect(paths).toEqual(expect.arrayContaining(['/api/auth/sign-up', '/api/auth/sign-in']));
@@ -99,7 +128,9 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     expect(res.body).toEqual({ error: 'internal_error' });
     const requestId = res.headers.get('x-request-id');
     expect(requestId).toBeTruthy();
-    const logged = broken.logs.entries().find((e) => e.requestId === requestId && e.level === 50 && e.err);
+    const logged = broken.logs
+      .entries()
+      .find((e) => e.requestId === requestId && e.level === 50 && e.err);
     expect(logged).toBeDefined();
     await broken.close();
   });

@@ -21,7 +21,9 @@ describe('GET /api/openapi.json', () => {
   });
 
   it('lists every route the app serves, and nothing else', async () => {
-    const doc = (await t.client.get('/api/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await t.client.get('/api/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
     );
@@ -35,8 +37,14 @@ describe('GET /api/openapi.json', () => {
   it('describes request bodies and the error envelope from the contract schemas', async () => {
     const doc = (await t.client.get('/api/openapi.json')).body;
     const signUp = doc.paths['/api/auth/sign-up'].post;
-    expect(signUp.requestBody.content['application/json'].schema.required).toEqual(['email', 'password', 'name']);
-    expect(signUp.responses['409'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
+    expect(signUp.requestBody.content['application/json'].schema.required).toEqual([
+      'email',
+      'password',
+      'name',
+    ]);
+    expect(signUp.responses['409'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ErrorEnvelope',
+    );
     expect(doc.paths['/api/me'].get.security).toEqual([{ session: [] }]);
   });
 });

@@ -40,7 +40,11 @@ describe('a restart keeps what was stored', () => {
         dirs.push(dir);
         const { createTestDatabase } = await import('../test/test-db.js');
         const { database } = await createTestDatabase('postgres');
-        const name = (await database.db.selectNoFrom((eb) => eb.fn<string>('current_database').as('d')).executeTakeFirstOrThrow()).d;
+        const name = (
+          await database.db
+            .selectNoFrom((eb) => eb.fn<string>('current_database').as('d'))
+            .executeTakeFirstOrThrow()
+        ).d;
         await database.close();
         const url = new URL(process.env.TEST_DATABASE_URL as string);
         url.pathname = `/${name}`;
@@ -49,23 +53,29 @@ describe('a restart keeps what was stored', () => {
     ]);
   }
 
-  it.each(backends)('a user created before a restart signs in after it (%s)', async (_, makeEnv) => {
-    const env = await makeEnv();
-    const first = await boot(env);
-    const signUp = await first.client.post('/api/auth/sign-up', {
-      email: 'persist@example.com',
-      password: 'survives restarts',
-      name: 'Persist',
-    });
-    expect(signUp.status).toBe(201);
-    await stopContext(first.ctx);
+  it.each(backends)(
+    'a user created before a restart signs in after it (%s)',
+    async (_, makeEnv) => {
+      const env = await makeEnv();
+      const first = await boot(env);
+      const signUp = await first.client.post('/api/auth/sign-up', {
+        email: 'persist@example.com',
+        password: 'survives restarts',
+        name: 'Persist',
+      });
+      expect(signUp.status).toBe(201);
+      await stopContext(first.ctx);
 
-    const second = await boot(env);
-    const signIn = await second.client.post('/api/auth/sign-in', { email: 'persist@example.com', password: 'survives restarts' });
-    expect(signIn.status).toBe(200);
-    expect(signIn.body.user.id).toBe(signUp.body.user.id);
-    await stopContext(second.ctx);
-  });
+      const second = await boot(env);
+      const signIn = await second.client.post('/api/auth/sign-in', {
+        email: 'persist@example.com',
+        password: 'survives restarts',
+      });
+      expect(signIn.status).toBe(200);
+      expect(signIn.body.user.id).toBe(signUp.body.user.id);
+      await stopContext(second.ctx);
+    },
+  );
 
   it('refuses to open a PGlite directory another live process holds', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'svc-lock-'));

@@ -35,18 +35,27 @@ export class TestClient {
       headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     }
     const origin = options.origin === undefined ? this.origin : options.origin;
-    if (method !== 'GET' && origin !== null && !headers.has('origin')) headers.set('origin', origin);
-    let body: RequestInit["body"] | undefined;
+    if (method !== 'GET' && origin !== null && !headers.has('origin'))
+      headers.set('origin', origin);
+    let body: RequestInit['body'] | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }
-    const res = await this.app.request(path, { method, headers, ...(body !== undefined && { body }) });
+    const res = await this.app.request(path, {
+      method,
+      headers,
+      ...(body !== undefined && { body }),
+    });
     this.#keepCookies(res.headers);
     const text = await res.text();
     const isJson = res.headers.get('content-type')?.includes('json');
-    return { status: res.status, headers: res.headers, body: isJson && text ? JSON.parse(text) : text };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: isJson && text ? JSON.parse(text) : text,
+    };
   }
 
   #keepCookies(headers: Headers) {
@@ -63,7 +72,7 @@ export class TestClient {
 export interface RequestOptions {
   readonly headers?: ConstructorParameters<typeof Headers>[0];
   readonly body?: unknown;
-  readonly rawBody?: RequestInit["body"];
+  readonly rawBody?: RequestInit['body'];
   /** The `Origin` header for unsafe methods; `null` sends none. Default: the dashboard's. */
   readonly origin?: string | null;
 }

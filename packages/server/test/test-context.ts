@@ -4,7 +4,13 @@ import path from 'node:path';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { resolveSecrets } from '../src/config/dev-keys.js';
-import { type AppContext, type ContextOverrides, createContext, startContext, stopContext } from '../src/context.js';
+import {
+  type AppContext,
+  type ContextOverrides,
+  createContext,
+  startContext,
+  stopContext,
+} from '../src/context.js';
 import { LogCapture } from './log-capture.js';
 import { TestClient } from './test-client.js';
 import { TestClock } from './test-clock.js';
@@ -76,7 +82,10 @@ export async function createTestContext(
 let counter = 0;
 
 /** Signs a new user up on `client` (which then holds the session); returns the sign-up body. */
-export async function signUpUser(client: TestClient, fields: { email?: string; name?: string } = {}) {
+export async function signUpUser(
+  client: TestClient,
+  fields: { email?: string; name?: string } = {},
+) {
   counter += 1;
   const email = fields.email ?? `user${counter}-${Date.now()}@example.com`;
   const res = await client.post('/api/auth/sign-up', {
@@ -84,6 +93,7 @@ export async function signUpUser(client: TestClient, fields: { email?: string; n
     password: 'correct horse battery',
     name: fields.name ?? `User ${counter}`,
   });
-  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 201)
+    throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { user: { id: string; email: string }; account: { id: string; slug: string } };
 }

@@ -52,17 +52,24 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
       name: 'Dup',
     });
     expect(res).toMatchObject({ status: 409, body: { error: 'email_taken' } });
-    const users = await t.ctx.database.db.selectFrom('users').select('email').where('email', '=', 'dup@example.com').execute();
+    const users = await t.ctx.database.db
+      .selectFrom('users')
+      .select('email')
+      .where('email', '=', 'dup@example.com')
+      .execute();
     expect(users).toHaveLength(1);
   });
 
   it('answers invalid bodies with 400 invalid_request and issues', async () => {
-    const res = await t.newClient().post('/api/auth/sign-up', { email: 'not-an-email', password: 'short' });
+    const res = await t
+      .newClient()
+      .post('/api/auth/sign-up', { email: 'not-an-email', password: 'short' });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
     const paths = res.body.issues.map((i: { path: string[] }) => i.path.join('.'));
     expect(paths).toEqual(expect.arrayContaining(['body.email', 'body.password', 'body.name']));
-    for (const issue of res.body.issues) expect(issue).toMatchObject({ message: expect.any(String), code: expect.any(String) });
+    for (const issue of res.body.issues)
+      expect(issue).toMatchObject({ message: expect.any(String), code: expect.any(String) });
   });
 
   it('answers malformed JSON and a wrong content type with 400', async () => {
@@ -82,11 +89,18 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
   it('signs in, and answers a wrong password and an unknown e-mail alike', async () => {
     const { user } = await signUpUser(t.newClient(), { email: 'signin@example.com' });
     const client = t.newClient();
-    const ok = await client.post('/api/auth/sign-in', { email: 'SignIn@example.com', password: 'correct horse battery' });
+    const ok = await client.post('/api/auth/sign-in', {
+      email: 'SignIn@example.com',
+      password: 'correct horse battery',
+    });
     expect(ok).toMatchObject({ status: 200, body: { user: { id: user.id } } });
     expect(client.cookies.has(SESSION_COOKIE)).toBe(true);
-    const wrong = await t.newClient().post('/api/auth/sign-in', { email: 'signin@example.com', password: 'nope nope' });
-    const unknown = await t.newClient().post('/api/auth/sign-in', { email: 'nobody@example.com', password: 'nope nope' });
+    const wrong = await t
+      .newClient()
+      .post('/api/auth/sign-in', { email: 'signin@example.com', password: 'nope nope' });
+    const unknown = await t
+      .newClient()
+      .post('/api/auth/sign-in', { email: 'nobody@example.com', password: 'nope nope' });
     expect(wrong).toMatchObject({ status: 401, body: { error: 'invalid_credentials' } });
     expect(unknown.status).toBe(wrong.status);
     expect(unknown.body).toEqual(wrong.body);
@@ -106,13 +120,20 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     await signUpUser(client);
     const stolen = client.cookies.get(SESSION_COOKIE);
     await client.post('/api/auth/sign-out');
-    const replay = await t.newClient().get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=${stolen}` } });
+    const replay = await t
+      .newClient()
+      .get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=${stolen}` } });
     expect(replay).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
   });
 
   it('answers 401 without a cookie or with a forged one', async () => {
-    expect(await t.newClient().get('/api/me')).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
-    const forged = await t.newClient().get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=forged` } });
+    expect(await t.newClient().get('/api/me')).toMatchObject({
+      status: 401,
+      body: { error: 'unauthorized' },
+    });
+    const forged = await t
+      .newClient()
+      .get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=forged` } });
     expect(forged.status).toBe(401);
   });
 
@@ -120,7 +141,11 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     const client = t.newClient();
     const { user } = await signUpUser(client);
     const sessionId = client.cookies.get(SESSION_COOKIE) as string;
-    const rows = await t.ctx.database.db.selectFrom('sessions').selectAll().where('userId', '=', user.id).execute();
+    const rows = await t.ctx.database.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('userId', '=', user.id)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(sessionId);
     expect(sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -141,7 +166,8 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     await signUpUser(t.newClient(), { email: 'limited@example.com' });
     const attempt = (password: string) =>
       t.newClient().post('/api/auth/sign-in', { email: 'limited@example.com', password });
-    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i++) expect((await attempt('wrong pass')).status).toBe(401);
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i++)
+      expect((await attempt('wrong pass')).status).toBe(401);
     const blocked = await attempt('correct horse battery');
     expect(blocked).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);

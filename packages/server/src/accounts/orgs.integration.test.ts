@@ -52,12 +52,21 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const { owner, org } = await orgWithOwner();
     const { user } = await member(owner, org.id, 'member');
     const list = await owner.get(`/api/orgs/${org.id}/members`);
-    expect(list.body.members.map((m: { userId: string; role: string }) => [m.userId, m.role])).toContainEqual([user.id, 'member']);
-    expect(await owner.post(`/api/orgs/${org.id}/members`, { email: 'ghost@example.com', role: 'member' })).toMatchObject({
+    expect(
+      list.body.members.map((m: { userId: string; role: string }) => [m.userId, m.role]),
+    ).toContainEqual([user.id, 'member']);
+    expect(
+      await owner.post(`/api/orgs/${org.id}/members`, {
+        email: 'ghost@example.com',
+        role: 'member',
+      }),
+    ).toMatchObject({
       status: 404,
       body: { error: 'not_found' },
     });
-    expect(await owner.post(`/api/orgs/${org.id}/members`, { email: user.email, role: 'admin' })).toMatchObject({
+    expect(
+      await owner.post(`/api/orgs/${org.id}/members`, { email: user.email, role: 'admin' }),
+    ).toMatchObject({
       status: 409,
       body: { error: 'already_member' },
     });
@@ -70,16 +79,43 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const outsider = t.newClient();
     const outsiderUser = await signUpUser(outsider);
 
-    const byAdmin = await admin.client.post(`/api/orgs/${org.id}/members`, { email: outsiderUser.user.email, role: 'member' });
+    const byAdmin = await admin.client.post(`/api/orgs/${org.id}/members`, {
+      email: outsiderUser.user.email,
+      role: 'member',
+    });
     expect(byAdmin.status).toBe(201);
     const newcomer = await signUpUser(t.newClient());
     // Only owners make owners.
-    expect((await admin.client.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'owner' })).status).toBe(403);
-    expect((await plain.client.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'member' })).status).toBe(403);
+    expect(
+      (
+        await admin.client.post(`/api/orgs/${org.id}/members`, {
+          email: newcomer.user.email,
+          role: 'owner',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await plain.client.post(`/api/orgs/${org.id}/members`, {
+          email: newcomer.user.email,
+          role: 'member',
+        })
+      ).status,
+    ).toBe(403);
     const stranger = t.newClient();
     await signUpUser(stranger);
-    expect(await stranger.get(`/api/orgs/${org.id}/members`)).toMatchObject({ status: 404, body: { error: 'not_found' } });
-    expect((await stranger.post(`/api/orgs/${org.id}/members`, { email: newcomer.user.email, role: 'member' })).status).toBe(404);
+    expect(await stranger.get(`/api/orgs/${org.id}/members`)).toMatchObject({
+      status: 404,
+      body: { error: 'not_found' },
+    });
+    expect(
+      (
+        await stranger.post(`/api/orgs/${org.id}/members`, {
+          email: newcomer.user.email,
+          role: 'member',
+        })
+      ).status,
+    ).toBe(404);
     expect((await stranger.post(`/api/accounts/${org.id}/subscription`)).status).toBe(404);
     // A personal account is not an organization.
     const personal = (await owner.get('/api/me')).body.accounts[0].id;
@@ -92,8 +128,12 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const a = await member(owner, org.id, 'member');
     const b = await member(owner, org.id, 'member');
     expect((await a.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(403);
-    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status).toBe(403);
-    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(204);
+    expect(
+      (await admin.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status,
+    ).toBe(403);
+    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(
+      204,
+    );
     expect((await a.client.delete(`/api/orgs/${org.id}/members/${a.user.id}`)).status).toBe(204);
     expect(await owner.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).toMatchObject({
       status: 409,
@@ -101,9 +141,13 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     });
     expect((await owner.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(404);
     const second = await member(owner, org.id, 'owner');
-    expect((await second.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status).toBe(204);
+    expect(
+      (await second.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status,
+    ).toBe(204);
     const left = (await second.client.get(`/api/orgs/${org.id}/members`)).body.members;
-    expect(left.map((m: { userId: string }) => m.userId).sort()).toEqual([admin.user.id, second.user.id].sort());
+    expect(left.map((m: { userId: string }) => m.userId).sort()).toEqual(
+      [admin.user.id, second.user.id].sort(),
+    );
   });
 
   it('activates and deactivates a subscription (owners and admins only)', async () => {
@@ -115,7 +159,9 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
       body: { accountId: org.id, subscriptionActive: true },
     });
     const me = await plain.client.get('/api/me');
-    expect(me.body.accounts.find((a: { id: string }) => a.id === org.id).subscriptionActive).toBe(true);
+    expect(me.body.accounts.find((a: { id: string }) => a.id === org.id).subscriptionActive).toBe(
+      true,
+    );
     expect((await plain.client.delete(`/api/accounts/${org.id}/subscription`)).status).toBe(403);
     expect(await admin.client.delete(`/api/accounts/${org.id}/subscription`)).toMatchObject({
       status: 200,

@@ -1,22 +1,12 @@
-import { request } from 'node:http';
 import { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config/config.js';
-import { resolveSecrets } from '../config/dev-keys.js';
-import { createContext, startContext, stopContext } from '../context.js';
-import { AppError } from '../errors.js';
-import { createLogger, subsystemLoggers } from '../logger.js';
-import { adminSocketPath } from './admin-socket.js';
-import { adminCommands, runAdminCommand } from './commands.js';
+import { ConfigError } from '../config/config.js';
+import { type AdminOutcome, runAdmin } from './admin-client.js';
+import { adminCommands } from './commands.js';
 
-type Outcome = { result: unknown } | { error: string; message: string };
-
-/**
- * `npm run admin -- <command> [--option value]…`. Asks the running service over its socket; when
- * none answers, opens the database itself (PGlite allows one process at a time).
- */
+/** `npm run admin -- <command> [--option value]…`: see `runAdmin` for where it runs. */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('admin').description('Operator commands for the svc control plane');
-  let outcome: Outcome | undefined;
+  let outcome: AdminOutcome | undefined;
   for (const [name, entry] of Object.entries(adminCommands)) {
     const cmd = program.command(name).description(entry.summary);
     const shape = (entry.args as { shape?: Record<string, { description?: string }> }).shape ?? {};
@@ -31,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
       positional.forEach((key, i) => {
         if (received[i] !== undefined) args[key] = received[i] as string;
       });
-      outcome = await run(name, args);
+      outcome = await runAdmin(process.env, name, args);
     });
   }
   await program.parseAsync(argv, { from: 'user' });
@@ -42,47 +32,6 @@ async function main(argv: string[]): Promise<number> {
   }
   console.log(JSON.stringify(outcome.result, null, 2));
   return 0;
-}
-
-async function run(name: string, args: Record<string, string>): Promise<Outcome> {
-  const { config, secrets: raw } = loadConfig(process.env);
-  const viaSocket = await callSocket(adminSocketPath(config.dataDir), name, args);
-  if (viaSocket) return viaSocket;
-  const loggers = subsystemLoggers(createLogger({ logLevel: 'warn' }));
-  const secrets = await resolveSecrets(config, raw, (message) => loggers.root.warn(message));
-  const ctx = await createContext(config, secrets, { loggers });
-  try {
-    await startContext(ctx, { work: false });
-    return { result: await runAdminCommand(ctx, name, args) };
-  } catch (error) {
-    if (error instanceof AppError) return { error: error.code, message: error.message };
-    throw error;
-  } finally {
-    await stopContext(ctx);
-  }
-}
-
-/** The running service's answer, or `undefined` when no service listens on the socket. */
-function callSocket(socketPath: string, name: string, args: unknown): Promise<Outcome | undefined> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath,
-        path: `/commands/${name}`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Outcome));
-      },
-    );
-    req.on('error', (error: NodeJS.ErrnoException) =>
-      ['ENOENT', 'ECONNREFUSED'].includes(error.code ?? '') ? resolve(undefined) : reject(error),
-    );
-    req.end(JSON.stringify(args));
-  });
 }
 
 main(process.argv.slice(2)).then(

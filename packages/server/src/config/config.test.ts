@@ -8,7 +8,11 @@ const key = (fill: number) => Buffer.alloc(32, fill).toString('base64');
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const { config, secrets } = loadConfig({});
-    expect(config.http).toMatchObject({ port: 8080, publicUrl: 'http://localhost:8080', secureCookies: false });
+    expect(config.http).toMatchObject({
+      port: 8080,
+      publicUrl: 'http://localhost:8080',
+      secureCookies: false,
+    });
     expect(config.database.kind).toBe('pglite');
     expect(config.dataDir).toMatch(/\/data$/);
     expect(config.compute.driver).toBe('local');
@@ -20,19 +24,29 @@ describe('loadConfig', () => {
   });
 
   it('uses PostgreSQL when DATABASE_URL is set and marks HTTPS public URLs for secure cookies', () => {
-    const { config } = loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db', PUBLIC_URL: 'https://svc.example/' });
+    const { config } = loadConfig({
+      DATABASE_URL: 'postgres://u@h:5432/db',
+      PUBLIC_URL: 'https://svc.example/',
+    });
     expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db' });
     expect(config.http).toMatchObject({ publicUrl: 'https://svc.example', secureCookies: true });
   });
 
   it('reports every problem at once', () => {
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', OBJECT_STORE: 'tape', PROVISION_TIMEOUT_MS: '-1' });
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        OBJECT_STORE: 'tape',
+        PROVISION_TIMEOUT_MS: '-1',
+      });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const names = (error as ConfigError).problems.map((p) => p.split(':')[0]);
-      expect(names).toEqual(expect.arrayContaining(['PORT', 'DATABASE_URL', 'OBJECT_STORE', 'PROVISION_TIMEOUT_MS']));
+      expect(names).toEqual(
+        expect.arrayContaining(['PORT', 'DATABASE_URL', 'OBJECT_STORE', 'PROVISION_TIMEOUT_MS']),
+      );
     }
   });
 
@@ -55,7 +69,9 @@ describe('loadConfig', () => {
   });
 
   it('refuses to start in production without keys', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/ENCRYPTION_KEYS: required[\s\S]*HMAC_KEY: required/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /ENCRYPTION_KEYS: required[\s\S]*HMAC_KEY: required/,
+    );
   });
 
   it('parses key rings and never puts key material in messages', () => {
@@ -76,10 +92,19 @@ describe('loadConfig', () => {
   });
 
   it('keeps secrets out of the configuration and out of printed output', () => {
-    const { config } = loadConfig({ ENCRYPTION_KEYS: `a:${key(4)}`, HMAC_KEY: key(5), SUITE_CLIENT_ID: 'id', SUITE_CLIENT_SECRET: 'shh-client-secret' });
+    const { config } = loadConfig({
+      ENCRYPTION_KEYS: `a:${key(4)}`,
+      HMAC_KEY: key(5),
+      SUITE_CLIENT_ID: 'id',
+      SUITE_CLIENT_SECRET: 'shh-client-secret',
+    });
     expect(JSON.stringify(config)).not.toContain('shh-client-secret');
     expect(JSON.stringify(config)).not.toContain(key(4));
-    const secrets = new Secrets({ primaryId: 'a', keys: new Map([['a', Buffer.alloc(32)]]) }, Buffer.alloc(32), { suite: 'shh-client-secret' });
+    const secrets = new Secrets(
+      { primaryId: 'a', keys: new Map([['a', Buffer.alloc(32)]]) },
+      Buffer.alloc(32),
+      { suite: 'shh-client-secret' },
+    );
     expect(inspect(secrets)).toBe('[secrets]');
     expect(JSON.stringify({ secrets })).toBe('{"secrets":"[secrets]"}');
   });

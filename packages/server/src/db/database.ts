@@ -40,10 +40,12 @@ export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<D
     await mkdir(dataDir, { recursive: true });
     unlock = await lockDataDir(dataDir);
   }
-  const pglite = await PGlite.create({ dataDir, ...(loadDataDir && { loadDataDir }) }).catch(async (error: unknown) => {
-    await unlock();
-    throw error;
-  });
+  const pglite = await PGlite.create({ dataDir, ...(loadDataDir && { loadDataDir }) }).catch(
+    async (error: unknown) => {
+      await unlock();
+      throw error;
+    },
+  );
   const lock = new SessionLock();
   const db = new Kysely<DB>({
     dialect: pgliteDialect(pglite, lock),

@@ -53,26 +53,37 @@ describe.each(databaseKinds)('job queue on %s', (kind) => {
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    await t.ctx.database.transaction((tx) => t.ctx.jobs.enqueue(tx, 'test.record', { marker: 'committed' }));
+    await t.ctx.database.transaction((tx) =>
+      t.ctx.jobs.enqueue(tx, 'test.record', { marker: 'committed' }),
+    );
 
     await waitFor(() => runs.includes('committed'));
     // Give a wrongly surviving job several polling rounds to show up.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(runs).toEqual(['committed']);
     expect(rolledBackId).toBeTruthy();
-    const stored = await sql<{ n: number }>`select count(*)::int as n from pgboss.job where id = ${rolledBackId}`.execute(
+    const stored = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pgboss.job where id = ${rolledBackId}`.execute(
       t.ctx.database.db,
     );
     expect(stored.rows[0]?.n).toBe(0);
   });
 
   it('validates payloads when enqueuing', async () => {
-    await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'test.record', { marker: 42 })).rejects.toThrow();
-    await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'no.such-job', {})).rejects.toThrow('Unknown job');
+    await expect(
+      t.ctx.jobs.enqueue(t.ctx.database.db, 'test.record', { marker: 42 }),
+    ).rejects.toThrow();
+    await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'no.such-job', {})).rejects.toThrow(
+      'Unknown job',
+    );
   });
 
   it('registers scheduled jobs', async () => {
-    const schedules = await sql<{ name: string; cron: string }>`select name, cron from pgboss.schedule`.execute(t.ctx.database.db);
+    const schedules = await sql<{
+      name: string;
+      cron: string;
+    }>`select name, cron from pgboss.schedule`.execute(t.ctx.database.db);
     expect(schedules.rows).toContainEqual({ name: 'accounts.sweep', cron: '17 * * * *' });
   });
 

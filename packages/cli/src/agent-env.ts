@@ -1,0 +1,43 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Where the platform leaves the Agent's credentials, relative to the home directory. */
+export const AGENT_ENV_FILE = '.crabglamp/agent.env';
+
+export interface AgentCredentials {
+  readonly apiUrl: string;
+  readonly agentId?: string;
+  readonly hmacToken: string;
+}
+
+/** Parses `KEY=value` lines (optionally quoted, `#` comments), as written to `agent.env`. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (!match) continue;
+    const [, key = '', value = ''] = match;
+    out[key] = value.replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+/**
+ * The service URL and token: from `SVC_API_URL` and `SVC_HMAC_TOKEN`, else from
+ * `~/.crabglamp/agent.env` in the home directory `HOME` names. `undefined` when neither has both.
+ */
+export async function loadAgentCredentials(
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<AgentCredentials | undefined> {
+  let values: Record<string, string | undefined> = env;
+  if (!env.SVC_API_URL || !env.SVC_HMAC_TOKEN) {
+    const file = path.join(env.HOME ?? '', AGENT_ENV_FILE);
+    const fromFile = await readFile(file, 'utf8').then(parseEnvFile, () => ({}));
+    values = { ...fromFile, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v)) };
+  }
+  const { SVC_API_URL: apiUrl, SVC_HMAC_TOKEN: hmacToken, SVC_AGENT_ID: agentId } = values;
+  if (!apiUrl || !hmacToken) return undefined;
+  return { apiUrl, hmacToken, ...(agentId && { agentId }) };
+}

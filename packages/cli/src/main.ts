@@ -1,0 +1,37 @@
+import { Command, CommanderError } from 'commander';
+import { commands } from './commands/index.js';
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}
+
+/** Runs `svc` with these arguments and returns the exit code; never exits the process itself. */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = new Command('svc')
+    .description('The on-VM CLI of the svc control plane')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+  let exitCode = 0;
+  for (const command of commands) {
+    command.register(program, io, (code) => {
+      exitCode = code;
+    });
+  }
+  if (argv.length === 0) {
+    io.stdout.write(program.helpInformation());
+    return 0;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    io.stderr.write(`svc: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TestClient } from '../../test/test-client.js';
+import { FAST_PASSWORDS, TEST_ENV } from '../../test/test-context.js';
+import { createApp } from '../app.js';
+import { loadConfig } from '../config/config.js';
+import { resolveSecrets } from '../config/dev-keys.js';
+import { createContext, startContext, stopContext } from '../context.js';
+import { adminSocketPath, startAdminSocket } from './admin-socket.js';
+
+const run = promisify(execFile);
+const entry = path.join(import.meta.dirname, 'main.ts');
+
+/** The real operator CLI, as `npm run admin -- …` runs it. */
+const admin = (env: Record<string, string>, ...args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', entry, ...args], {
+    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'silent', ...env },
+  });
+
+describe('operator CLI', () => {
+  let dir = '';
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('works on the database directly when the service is down, and through the socket while it runs', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-admin-'));
+    const env = { DATA_DIR: dir };
+
+    // Service down: the CLI opens the database itself.
+    const created = await admin(env, 'create-user', '--email', 'Op@Example.com', '--password', 'operator pass', '--name', 'Op');
+    expect(JSON.parse(created.stdout).user.email).toBe('op@example.com');
+    const org = await admin(env, 'create-org', '--name', 'Acme', '--slug', 'acme', '--owner', 'op@example.com');
+    expect(JSON.parse(org.stdout)).toMatchObject({ slug: 'acme', kind: 'organization' });
+    await expect(admin(env, 'create-org', '--name', 'Acme', '--slug', 'acme', '--owner', 'op@example.com')).rejects.toMatchObject({
+      stderr: expect.stringContaining('slug_taken'),
+    });
+
+    // Service up: it holds the PGlite database, so only the socket path can work.
+    const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
+    const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), { passwordCost: FAST_PASSWORDS });
+    await startContext(ctx, { work: false });
+    const socket = await startAdminSocket(ctx);
+    try {
+      expect((await stat(adminSocketPath(dir))).mode & 0o777).toBe(0o600);
+      await admin(env, 'create-user', '--email', 'member@example.com', '--password', 'member pass', '--name', 'M');
+      await admin(env, 'add-member', '--org', 'acme', '--email', 'member@example.com', '--role', 'admin');
+      const on = await admin(env, 'subscription', 'on', 'acme');
+      expect(JSON.parse(on.stdout).subscriptionActive).toBe(true);
+      await expect(admin(env, 'subscription', 'maybe', 'acme')).rejects.toMatchObject({
+        stderr: expect.stringContaining('invalid_request'),
+      });
+
+      const client = new TestClient(createApp(ctx), config.http.publicUrl);
+      expect((await client.post('/api/auth/sign-in', { email: 'member@example.com', password: 'member pass' })).status).toBe(200);
+      const acme = (await client.get('/api/me')).body.accounts.find((a: { slug: string }) => a.slug === 'acme');
+      expect(acme).toMatchObject({ role: 'admin', subscriptionActive: true });
+
+      const migrate = await admin(env, 'migrate');
+      expect(JSON.parse(migrate.stdout)).toEqual({ applied: [] });
+    } finally {
+      await socket.close();
+      await stopContext(ctx);
+    }
+  }, 120_000);
+});
