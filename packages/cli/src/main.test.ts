@@ -9,7 +9,11 @@ function io(env: Record<string, string> = {}) {
   const out: string[] = [];
   const err: string[] = [];
   return {
-    io: { env, stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } },
+    io: {
+      env,
+      stdout: { write: (s: string) => out.push(s) },
+      stderr: { write: (s: string) => err.push(s) },
+    },
     out: () => out.join(''),
     err: () => err.join(''),
   };
@@ -45,7 +49,11 @@ describe('svc', () => {
     expect(t.out()).toBe('service: http://127.0.0.1:8080\nagent:   a1\n');
     expect(t.out()).not.toContain('svc1.a1.1.mac');
     // The environment wins over the file.
-    const fromEnv = await loadAgentCredentials({ HOME: home, SVC_API_URL: 'http://other', SVC_HMAC_TOKEN: 'x' });
+    const fromEnv = await loadAgentCredentials({
+      HOME: home,
+      SVC_API_URL: 'http://other',
+      SVC_HMAC_TOKEN: 'x',
+    });
     expect(fromEnv).toEqual({ apiUrl: 'http://other', hmacToken: 'x' });
   });
 
@@ -57,6 +65,10 @@ describe('svc', () => {
   });
 
   it('parses env files with comments, quotes and export', () => {
-    expect(parseEnvFile("export A=1\n# c\nB='two words'\n\nbad line\nC=\"x=y\"")).toEqual({ A: '1', B: 'two words', C: 'x=y' });
+    expect(parseEnvFile('export A=1\n# c\nB=\'two words\'\n\nbad line\nC="x=y"')).toEqual({
+      A: '1',
+      B: 'two words',
+      C: 'x=y',
+    });
   });
 });

@@ -24,7 +24,9 @@ describe('health and readiness', () => {
   it('answers /readyz with 503 while migrations are missing, and when the database is gone', async () => {
     const { config, secrets } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent' });
     const database = await openPglite('memory://');
-    const ctx = await createContext(config, await resolveSecrets(config, secrets, () => {}), { database });
+    const ctx = await createContext(config, await resolveSecrets(config, secrets, () => {}), {
+      database,
+    });
     const client = new TestClient(createApp(ctx), config.http.publicUrl);
     expect(await client.get('/readyz')).toMatchObject({
       status: 503,

@@ -16,7 +16,9 @@ export const whereCommand: CliCommand = {
           setExitCode(1);
           return;
         }
-        io.stdout.write(`service: ${credentials.apiUrl}\nagent:   ${credentials.agentId ?? '(unknown)'}\n`);
+        io.stdout.write(
+          `service: ${credentials.apiUrl}\nagent:   ${credentials.agentId ?? '(unknown)'}\n`,
+        );
       });
   },
 };

@@ -2,8 +2,8 @@ import { SESSION_COOKIE } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
-import { SIGN_IN_LIMITS } from './sign-in-limits.js';
 import { SESSION_TTL_MS } from './sessions.js';
+import { SIGN_IN_LIMITS } from './sign-in-limits.js';
 
 describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
   let t: TestContext;

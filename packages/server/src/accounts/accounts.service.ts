@@ -6,9 +6,9 @@ import type { AccountRow, UserRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import * as repo from './accounts.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
-import { assertSignInAllowed, recordFailedSignIn } from './sign-in-limits.js';
-import * as sessionsRepo from './sessions.repo.js';
 import { hashSessionId, newSessionId, SESSION_TTL_MS } from './sessions.js';
+import * as sessionsRepo from './sessions.repo.js';
+import { assertSignInAllowed, recordFailedSignIn } from './sign-in-limits.js';
 import { firstFreeSlug, personalSlugBase } from './slugs.js';
 
 /** Who acts: a signed-in user, or the operator through the admin CLI (no membership checks). */

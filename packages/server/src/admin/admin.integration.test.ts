@@ -30,23 +30,63 @@ describe('operator CLI', () => {
     const env = { DATA_DIR: dir };
 
     // Service down: the CLI opens the database itself.
-    const created = await admin(env, 'create-user', '--email', 'Op@Example.com', '--password', 'operator pass', '--name', 'Op');
+    const created = await admin(
+      env,
+      'create-user',
+      '--email',
+      'Op@Example.com',
+      '--password',
+      'operator pass',
+      '--name',
+      'Op',
+    );
     expect(JSON.parse(created.stdout).user.email).toBe('op@example.com');
-    const org = await admin(env, 'create-org', '--name', 'Acme', '--slug', 'acme', '--owner', 'op@example.com');
+    const org = await admin(
+      env,
+      'create-org',
+      '--name',
+      'Acme',
+      '--slug',
+      'acme',
+      '--owner',
+      'op@example.com',
+    );
     expect(JSON.parse(org.stdout)).toMatchObject({ slug: 'acme', kind: 'organization' });
-    await expect(admin(env, 'create-org', '--name', 'Acme', '--slug', 'acme', '--owner', 'op@example.com')).rejects.toMatchObject({
+    await expect(
+      admin(env, 'create-org', '--name', 'Acme', '--slug', 'acme', '--owner', 'op@example.com'),
+    ).rejects.toMatchObject({
       stderr: expect.stringContaining('slug_taken'),
     });
 
     // Service up: it holds the PGlite database, so only the socket path can work.
     const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
-    const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), { passwordCost: FAST_PASSWORDS });
+    const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
+      passwordCost: FAST_PASSWORDS,
+    });
     await startContext(ctx, { work: false });
     const socket = await startAdminSocket(ctx);
     try {
       expect((await stat(adminSocketPath(dir))).mode & 0o777).toBe(0o600);
-      await admin(env, 'create-user', '--email', 'member@example.com', '--password', 'member pass', '--name', 'M');
-      await admin(env, 'add-member', '--org', 'acme', '--email', 'member@example.com', '--role', 'admin');
+      await admin(
+        env,
+        'create-user',
+        '--email',
+        'member@example.com',
+        '--password',
+        'member pass',
+        '--name',
+        'M',
+      );
+      await admin(
+        env,
+        'add-member',
+        '--org',
+        'acme',
+        '--email',
+        'member@example.com',
+        '--role',
+        'admin',
+      );
       const on = await admin(env, 'subscription', 'on', 'acme');
       expect(JSON.parse(on.stdout).subscriptionActive).toBe(true);
       await expect(admin(env, 'subscription', 'maybe', 'acme')).rejects.toMatchObject({
@@ -54,8 +94,17 @@ describe('operator CLI', () => {
       });
 
       const client = new TestClient(createApp(ctx), config.http.publicUrl);
-      expect((await client.post('/api/auth/sign-in', { email: 'member@example.com', password: 'member pass' })).status).toBe(200);
-      const acme = (await client.get('/api/me')).body.accounts.find((a: { slug: string }) => a.slug === 'acme');
+      expect(
+        (
+          await client.post('/api/auth/sign-in', {
+            email: 'member@example.com',
+            password: 'member pass',
+          })
+        ).status,
+      ).toBe(200);
+      const acme = (await client.get('/api/me')).body.accounts.find(
+        (a: { slug: string }) => a.slug === 'acme',
+      );
       expect(acme).toMatchObject({ role: 'admin', subscriptionActive: true });
 
       const migrate = await admin(env, 'migrate');

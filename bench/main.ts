@@ -1,0 +1,13 @@
+// `npm run bench -- <name>`: benchmarks print ratios against a baseline measured in the same run.
+const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
+  http: () => import('./http.js'),
+};
+
+const [name = '', ...args] = process.argv.slice(2);
+const load = benches[name];
+if (!load) {
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}>`);
+  process.exitCode = 2;
+} else {
+  await (await load()).run(args);
+}
