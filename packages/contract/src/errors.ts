@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /**
- * Every error code the service answers with. The HTTP status of each code is decided once, in the
- * server's error table; clients branch on the code, never on the message.
+ * Every error code the service answers with. The HTTP status of each code is decided once, in
+ * `errorStatus` below; clients branch on the code, never on a message.
  */
 export const ErrorCode = z.enum([
   // Everywhere
@@ -20,6 +20,12 @@ export const ErrorCode = z.enum([
   'slug_taken',
   'already_member',
   'last_owner',
+  // Agents and Plain VMs
+  'legacy_cohort',
+  'size_downgrade',
+  'target_not_organization',
+  'target_billing_inactive',
+  'subscription_required',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -52,4 +58,9 @@ export const errorStatus = {
   slug_taken: 409,
   already_member: 409,
   last_owner: 409,
+  legacy_cohort: 400,
+  size_downgrade: 400,
+  target_not_organization: 400,
+  target_billing_inactive: 400,
+  subscription_required: 400,
 } as const satisfies Record<ErrorCode, number>;

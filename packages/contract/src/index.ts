@@ -1,9 +1,11 @@
 // The package's public surface: the only barrel file in the project.
 import { accountEndpoints } from './accounts.js';
+import { agentEndpoints } from './agents.js';
 import type { Endpoint } from './endpoint.js';
 import { healthEndpoints } from './health.js';
 
 export * from './accounts.js';
+export * from './agents.js';
 export * from './common.js';
 export * from './endpoint.js';
 export * from './errors.js';
@@ -11,4 +13,8 @@ export * from './health.js';
 export * from './openapi.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */
-export const allEndpoints: readonly Endpoint[] = [...healthEndpoints, ...accountEndpoints];
+export const allEndpoints: readonly Endpoint[] = [
+  ...healthEndpoints,
+  ...accountEndpoints,
+  ...agentEndpoints,
+];

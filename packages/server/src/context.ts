@@ -1,7 +1,11 @@
+import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
 import type { Argon2Cost } from './accounts/passwords.js';
 import { type Clock, systemClock } from './adapters/clock.js';
+import type { ComputeDriver } from './adapters/compute/compute-driver.js';
+import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
+import { type AgentsService, createAgentsService } from './agents/agents.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -20,6 +24,8 @@ export interface AppContext {
   readonly database: Database;
   readonly jobs: JobQueue;
   readonly accounts: AccountsService;
+  readonly compute: ComputeDriver;
+  readonly agents: AgentsService;
   /** Job definitions beyond the registry's (tests add their own). */
   readonly extraJobs: readonly JobDefinition<unknown>[];
 }
@@ -33,6 +39,7 @@ export interface ContextOverrides {
   readonly passwordCost?: Argon2Cost;
   readonly jobPollingIntervalSeconds?: number;
   readonly extraJobs?: readonly JobDefinition<unknown>[];
+  readonly compute?: ComputeDriver;
 }
 
 /** The composition root: opens the database and builds every service. Starts nothing. */
@@ -54,6 +61,21 @@ export async function createContext(
     clock,
     ...(overrides.passwordCost && { passwordCost: overrides.passwordCost }),
   });
+  const compute =
+    overrides.compute ??
+    new LocalComputeDriver(
+      path.join(config.dataDir, 'machines'),
+      log.root.child({ subsystem: 'compute' }),
+    );
+  const agents = createAgentsService({
+    database,
+    clock,
+    jobs,
+    accounts,
+    compute,
+    publicUrl: config.http.publicUrl,
+    provisionTimeoutMs: config.timing.provisionTimeoutMs,
+  });
   return {
     config,
     secrets,
@@ -62,6 +84,8 @@ export async function createContext(
     database,
     jobs,
     accounts,
+    compute,
+    agents,
     extraJobs: overrides.extraJobs ?? [],
   };
 }
@@ -71,10 +95,12 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
   const applied = await migrateToLatest(ctx.database.db.withoutPlugins());
   if (applied.length > 0) ctx.log.db.info({ migrations: applied }, 'applied migrations');
   await ctx.jobs.start([...jobDefinitions(ctx), ...ctx.extraJobs], options);
+  if (options.work && ctx.compute instanceof LocalComputeDriver) ctx.compute.start();
 }
 
 /** Stops the job queue (letting running jobs finish) and closes the database. */
 export async function stopContext(ctx: AppContext): Promise<void> {
   await ctx.jobs.stop();
+  await ctx.compute.close();
   await ctx.database.close();
 }

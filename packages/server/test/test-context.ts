@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { TestComputeDriver } from '../src/adapters/compute/test-compute-driver.js';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { resolveSecrets } from '../src/config/dev-keys.js';
@@ -33,6 +34,8 @@ export interface TestContext {
   readonly client: TestClient;
   readonly clock: TestClock;
   readonly logs: LogCapture;
+  /** The compute driver, unless the test passed its own. */
+  readonly compute: TestComputeDriver;
   /** A new browser-like client (own cookies) on the same app. */
   newClient(): TestClient;
   close(): Promise<void>;
@@ -52,12 +55,14 @@ export async function createTestContext(
   const logs = new LogCapture();
   const clock = new TestClock();
   const { database, drop } = await createTestDatabase(kind);
+  const compute = new TestComputeDriver();
   const ctx = await createContext(config, secrets, {
     database,
     clock,
     logDestination: logs,
     passwordCost: FAST_PASSWORDS,
     jobPollingIntervalSeconds: 0.5,
+    compute,
     ...options.overrides,
   });
   await startContext(ctx, { work: true });
@@ -69,6 +74,7 @@ export async function createTestContext(
     client: newClient(),
     clock,
     logs,
+    compute,
     newClient,
     // Tolerates a context a test already took apart (e.g. closed its database on purpose).
     close: async () => {

@@ -118,3 +118,19 @@ export const setSubscriptionActive = (db: Executor, accountId: string, active: b
 
 export const findAccountBySlug = (db: Executor, slug: string) =>
   db.selectFrom('accounts').selectAll().where('slug', '=', slug).executeTakeFirst();
+
+export const findPersonalAccountId = async (db: Executor, userId: string) =>
+  (
+    await db
+      .selectFrom('accountMembers as m')
+      .innerJoin('accounts as a', 'a.id', 'm.accountId')
+      .select('a.id')
+      .where('m.userId', '=', userId)
+      .where('a.kind', '=', 'personal')
+      .executeTakeFirst()
+  )?.id;
+
+export const listAccountIds = async (db: Executor, userId: string) =>
+  (
+    await db.selectFrom('accountMembers').select('accountId').where('userId', '=', userId).execute()
+  ).map((row) => row.accountId);

@@ -113,6 +113,20 @@ export function createAccountsService({
   return {
     requireMember,
 
+    /**
+     * The account a creation acts on: `accountId` when given (the caller must be a member), else
+     * the caller's personal account.
+     */
+    async resolveTargetAccount(executor: Executor, userId: string, accountId?: string) {
+      if (accountId) return (await requireMember(executor, { userId }, accountId)).account;
+      const personal = await repo.findPersonalAccountId(executor, userId);
+      if (!personal) throw new AppError('not_found', { message: 'user has no personal account' });
+      return (await requireMember(executor, { userId }, personal)).account;
+    },
+
+    /** Ids of every account the user is a member of. */
+    memberAccountIds: (executor: Executor, userId: string) => repo.listAccountIds(executor, userId),
+
     async signUp(input: { email: string; password: string; name: string }) {
       const passwordHash = await hashPassword(input.password, passwordCost);
       return database.transaction(async (tx) => {

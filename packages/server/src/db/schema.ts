@@ -1,3 +1,4 @@
+import type { AgentState, BillingType, Cohort, Region, Size } from '@svc/contract';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -48,14 +49,60 @@ export interface RateLimitsTable {
   attempts: number;
 }
 
+export interface AgentsTable {
+  id: string;
+  accountId: string;
+  name: string;
+  subdomain: string;
+  size: Size;
+  region: Region;
+  billingType: BillingType;
+  state: AgentState;
+  statusReason: string | null;
+  provider: string;
+  cohort: Generated<Cohort>;
+  tokenGen: Generated<number>;
+  provisionDeadlineAt: Date | null;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+export interface UsagePeriodsTable {
+  id: string;
+  resourceKind: 'agent' | 'plain_vm';
+  resourceId: string;
+  accountId: string;
+  state: string;
+  billingType: BillingType;
+  size: Size;
+  region: Region;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  accountId: string;
+  actorUserId: string | null;
+  action: string;
+  resourceKind: string;
+  resourceId: string;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  createdAt: Date;
+}
+
 export interface DB {
   users: UsersTable;
   accounts: AccountsTable;
   accountMembers: AccountMembersTable;
   sessions: SessionsTable;
   rateLimits: RateLimitsTable;
+  agents: AgentsTable;
+  usagePeriods: UsagePeriodsTable;
+  auditEvents: AuditEventsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type AccountRow = Selectable<AccountsTable>;
+export type AgentRow = Selectable<AgentsTable>;

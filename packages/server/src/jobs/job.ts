@@ -12,10 +12,21 @@ export interface JobDefinition<P = unknown> {
   readonly retryDelaySeconds?: number;
   /** How long one run may take before pg-boss treats it as failed and retries it. */
   readonly expireInSeconds?: number;
+  /** Jobs of this kind one process runs at once (default 4), so one slow job blocks no other. */
+  readonly concurrency?: number;
   /** Cron expression (UTC) for jobs that run on a schedule. */
   readonly cron?: string;
-  run(payload: P, job: { readonly id: string; readonly signal: AbortSignal }): Promise<void>;
+  run(payload: P, job: JobRun): Promise<void>;
 }
+
+export interface JobRun {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  /** No retry follows if this attempt fails: the handler records the failure for good. */
+  readonly isLastAttempt: boolean;
+}
+
+export const DEFAULT_RETRY_LIMIT = 3;
 
 export function defineJob<P>(definition: JobDefinition<P>): JobDefinition<P> {
   return definition;

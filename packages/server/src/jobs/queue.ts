@@ -1,7 +1,7 @@
 import { fromKysely, PgBoss } from 'pg-boss';
 import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import type { JobDefinition } from './job.js';
+import { DEFAULT_RETRY_LIMIT, type JobDefinition } from './job.js';
 
 export interface EnqueueOptions {
   /** Run no earlier than this many seconds from now. */
@@ -68,7 +68,7 @@ export function createJobQueue(
       started = true;
       for (const definition of list) {
         await boss.createQueue(definition.name, {
-          retryLimit: definition.retryLimit ?? 3,
+          retryLimit: definition.retryLimit ?? DEFAULT_RETRY_LIMIT,
           retryDelay: definition.retryDelaySeconds ?? 5,
           retryBackoff: true,
           expireInSeconds: definition.expireInSeconds ?? 600,
@@ -77,13 +77,21 @@ export function createJobQueue(
         if (work) {
           await boss.work(
             definition.name,
-            { pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2, batchSize: 1 },
+            {
+              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+              batchSize: 1,
+              localConcurrency: definition.concurrency ?? 4,
+            },
             async ([job]) => {
               if (!job) return;
               const log = logger.child({ job: definition.name, jobId: job.id });
               const payload = definition.payload.parse(job.data);
               try {
-                await definition.run(payload, { id: job.id, signal: job.signal });
+                await definition.run(payload, {
+                  id: job.id,
+                  signal: job.signal,
+                  isLastAttempt: job.retryCount >= (definition.retryLimit ?? DEFAULT_RETRY_LIMIT),
+                });
                 log.debug('job done');
               } catch (error) {
                 log.error({ err: error, retryCount: job.retryCount }, 'job failed');

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { Id, Timestamp } from './common.js';
+import { defineEndpoint } from './endpoint.js';
+
+export const Size = z.enum(['small', 'medium', 'large']);
+export type Size = z.infer<typeof Size>;
+export const Region = z.enum(['us', 'eu']);
+export type Region = z.infer<typeof Region>;
+export const BillingType = z.enum(['metered', 'subscription']);
+export type BillingType = z.infer<typeof BillingType>;
+export const Cohort = z.enum(['current', 'legacy']);
+export type Cohort = z.infer<typeof Cohort>;
+
+export const AgentState = z.enum([
+  'provisioning',
+  'running',
+  'stopping',
+  'stopped',
+  'starting',
+  'restarting',
+  'destroying',
+  'error',
+]);
+export type AgentState = z.infer<typeof AgentState>;
+
+/** vCPU, RAM and disk per size and region (the spec's conservative floor). */
+export const SIZE_SPECS: Readonly<
+  Record<Size, Readonly<Record<Region, { vcpu: number; ramGb: number; diskGb: number }>>>
+> = {
+  small: { us: { vcpu: 3, ramGb: 4, diskGb: 80 }, eu: { vcpu: 2, ramGb: 4, diskGb: 80 } },
+  medium: { us: { vcpu: 4, ramGb: 8, diskGb: 160 }, eu: { vcpu: 4, ramGb: 8, diskGb: 160 } },
+  large: { us: { vcpu: 8, ramGb: 16, diskGb: 240 }, eu: { vcpu: 8, ramGb: 16, diskGb: 320 } },
+};
+
+/** Sizes in increasing order: a clone may keep or raise its source's size, never lower it. */
+export const SIZE_ORDER: readonly Size[] = ['small', 'medium', 'large'];
+
+/**
+ * The subdomain stem of an Agent name: lower-cased, every run of characters outside `[a-z0-9]`
+ * one `-`, no leading or trailing `-`. Empty means the name cannot make a subdomain.
+ */
+export function subdomainStem(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+export const AgentName = z
+  .string()
+  .trim()
+  .min(1, 'Give the Agent a name')
+  .max(30, 'Use at most 30 characters')
+  .refine((name) => subdomainStem(name) !== '', 'Use at least one letter or digit');
+
+export const Agent = z.object({
+  id: Id,
+  name: z.string(),
+  size: Size,
+  region: Region,
+  billingType: BillingType,
+  status: AgentState,
+  provider: z.string(),
+  accountId: Id,
+  cohort: Cohort,
+  subdomain: z.string(),
+  url: z.string(),
+  specs: z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() }),
+  statusReason: z.string().nullable(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Agent = z.infer<typeof Agent>;
+
+const AgentParams = z.object({ id: Id });
+const lifecycleErrors = ['invalid_state'] as const;
+
+export const createAgent = defineEndpoint({
+  id: 'createAgent',
+  method: 'POST',
+  path: '/api/agents',
+  auth: 'session',
+  tag: 'agents',
+  summary: 'Create an Agent; it is provisioned in the background (poll its detail).',
+  body: z.object({
+    name: AgentName,
+    size: Size,
+    region: Region,
+    billingType: BillingType,
+    accountId: Id.optional(),
+  }),
+  response: { status: 201, body: Agent },
+  errors: ['subscription_required'],
+});
+
+export const listAgents = defineEndpoint({
+  id: 'listAgents',
+  method: 'GET',
+  path: '/api/agents',
+  auth: 'session',
+  tag: 'agents',
+  summary: 'The Agents of one account (`accountId`), or of every account the caller belongs to.',
+  query: z.object({ accountId: Id.optional() }),
+  response: { status: 200, body: z.array(Agent) },
+  errors: [],
+});
+
+export const getAgent = defineEndpoint({
+  id: 'getAgent',
+  method: 'GET',
+  path: '/api/agents/{id}',
+  auth: 'session',
+  tag: 'agents',
+  summary: 'The Agent detail.',
+  params: AgentParams,
+  response: { status: 200, body: Agent },
+  errors: [],
+});
+
+const lifecycle = (id: string, verb: string, summary: string) =>
+  defineEndpoint({
+    id,
+    method: 'POST',
+    path: `/api/agents/{id}/${verb}`,
+    auth: 'session',
+    tag: 'agents',
+    summary,
+    params: AgentParams,
+    response: { status: 200, body: Agent },
+    errors: lifecycleErrors,
+  });
+
+export const startAgent = lifecycle('startAgent', 'start', 'Start a stopped Agent.');
+export const stopAgent = lifecycle('stopAgent', 'stop', 'Stop a running Agent; its disk is kept.');
+export const restartAgent = lifecycle('restartAgent', 'restart', 'Power-cycle a running Agent.');
+
+export const deleteAgent = defineEndpoint({
+  id: 'deleteAgent',
+  method: 'DELETE',
+  path: '/api/agents/{id}',
+  auth: 'session',
+  tag: 'agents',
+  summary: 'Destroy an Agent (running, stopped or error); teardown is asynchronous.',
+  params: AgentParams,
+  response: { status: 200, body: Agent },
+  errors: lifecycleErrors,
+});
+
+export const agentEndpoints = [
+  createAgent,
+  listAgents,
+  getAgent,
+  startAgent,
+  stopAgent,
+  restartAgent,
+  deleteAgent,
+] as const;

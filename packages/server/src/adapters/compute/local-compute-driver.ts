@@ -1,0 +1,209 @@
+import { spawn } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../logger.js';
+import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+
+interface MachineRecord {
+  id: string;
+  status: 'running' | 'off';
+  labels: Record<string, string>;
+  env: Record<string, string>;
+  pid?: number;
+}
+
+/** The program a running machine runs until the Agent's own software replaces it. */
+const IDLE_PROGRAM = 'setInterval(() => {}, 1 << 30)';
+const SUPERVISE_INTERVAL_MS = 2_000;
+const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * VMs on this host: each is `root/<id>/` with a persistent `home/`, and "running" is a real
+ * process started in that home. The process table lives in `machine.json` files, so a restarted
+ * service finds its machines again; a supervisor restarts a running machine's process if it dies.
+ */
+export class LocalComputeDriver implements ComputeDriver {
+  readonly name = 'local';
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly root: string,
+    readonly log: Logger,
+  ) {}
+
+  /** Starts supervising (call once the service runs jobs). */
+  start(): void {
+    this.#timer ??= setInterval(() => void this.supervise(), SUPERVISE_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  homeOf(id: string): string {
+    return path.join(this.root, id, 'home');
+  }
+
+  async createServer(spec: CreateServerSpec): Promise<ServerInfo> {
+    const existing = await this.#read(spec.id);
+    if (existing) return info(existing);
+    const dir = path.join(this.root, spec.id);
+    const home = this.homeOf(spec.id);
+    if (spec.sourceServerId) {
+      await cp(this.homeOf(spec.sourceServerId), home, { recursive: true, verbatimSymlinks: true });
+    } else {
+      await mkdir(home, { recursive: true });
+    }
+    await mkdir(path.join(home, '.crabglamp'), { recursive: true });
+    await writeFile(path.join(home, '.crabglamp/agent.env'), envFile(spec.bootstrapEnv), {
+      mode: 0o600,
+    });
+    const record: MachineRecord = {
+      id: spec.id,
+      status: 'off',
+      labels: { ...spec.labels },
+      env: { ...spec.bootstrapEnv },
+    };
+    // The record is written last: a machine without one was never finished and is recreated.
+    await mkdir(dir, { recursive: true });
+    await this.#write(record);
+    await this.powerOn(spec.id);
+    return info({ ...record, status: 'running' });
+  }
+
+  async powerOn(id: string): Promise<void> {
+    const record = await this.#require(id);
+    if (record.status === 'running' && isOurs(record.pid, id)) return;
+    record.pid = this.#spawn(record);
+    record.status = 'running';
+    await this.#write(record);
+  }
+
+  async powerOff(id: string): Promise<void> {
+    const record = await this.#require(id);
+    await stopProcess(record.pid, id);
+    delete record.pid;
+    record.status = 'off';
+    await this.#write(record);
+  }
+
+  async reboot(id: string): Promise<void> {
+    await this.powerOff(id);
+    await this.powerOn(id);
+  }
+
+  async deleteServer(id: string): Promise<void> {
+    const record = await this.#read(id);
+    if (record) await stopProcess(record.pid, id);
+    await rm(path.join(this.root, id), { recursive: true, force: true });
+  }
+
+  async getServer(id: string): Promise<ServerInfo | undefined> {
+    const record = await this.#read(id);
+    return record && info(record);
+  }
+
+  async listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]> {
+    const ids = await readdir(this.root).catch(() => [] as string[]);
+    const records = await Promise.all(ids.map((id) => this.#read(id)));
+    return records
+      .filter((r): r is MachineRecord => r !== undefined)
+      .filter((r) => Object.entries(labels).every(([k, v]) => r.labels[k] === v))
+      .map(info);
+  }
+
+  /** Restarts the process of every running machine whose process is gone. */
+  async supervise(): Promise<void> {
+    for (const server of await this.listServers({})) {
+      const record = await this.#read(server.id);
+      if (record?.status === 'running' && !isOurs(record.pid, record.id)) {
+        this.log.warn({ machineId: record.id }, 'machine process gone; restarting it');
+        await this.powerOn(record.id).catch((err) =>
+          this.log.error({ err, machineId: record.id }, 'restart failed'),
+        );
+      }
+    }
+  }
+
+  /** Whether a running machine's process is alive (for tests and status checks). */
+  async isProcessAlive(id: string): Promise<boolean> {
+    const record = await this.#read(id);
+    return isOurs(record?.pid, id);
+  }
+
+  #spawn(record: MachineRecord): number {
+    const home = this.homeOf(record.id);
+    const console = openSync(path.join(this.root, record.id, 'console.log'), 'a');
+    // Detached: machines outlive a restart of the service, as VMs would.
+    const child = spawn(
+      process.execPath,
+      ['-e', IDLE_PROGRAM, '--', `--svc-machine=${record.id}`],
+      {
+        cwd: home,
+        env: { PATH: MACHINE_PATH, HOME: home, ...record.env },
+        detached: true,
+        stdio: ['ignore', console, console],
+      },
+    );
+    child.unref();
+    if (child.pid === undefined) throw new Error(`could not start machine ${record.id}`);
+    return child.pid;
+  }
+
+  async #read(id: string): Promise<MachineRecord | undefined> {
+    if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
+    try {
+      return JSON.parse(
+        await readFile(path.join(this.root, id, 'machine.json'), 'utf8'),
+      ) as MachineRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #require(id: string): Promise<MachineRecord> {
+    const record = await this.#read(id);
+    if (!record) throw new Error(`no machine ${id}`);
+    return record;
+  }
+
+  async #write(record: MachineRecord): Promise<void> {
+    const file = path.join(this.root, record.id, 'machine.json');
+    await writeFile(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
+    await cp(`${file}.tmp`, file);
+    await rm(`${file}.tmp`, { force: true });
+  }
+}
+
+const info = (record: MachineRecord): ServerInfo => ({
+  id: record.id,
+  status: record.status,
+  labels: record.labels,
+});
+
+const envFile = (env: Readonly<Record<string, string>>) =>
+  `${Object.entries(env)
+    .map(([key, value]) => `${key}=${value}`)
+    .join('\n')}\n`;
+
+/** True when `pid` is alive and is this machine's process (not a reused pid). */
+function isOurs(pid: number | undefined, id: string): boolean {
+  if (!pid) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`--svc-machine=${id}`);
+  } catch {
+    return false;
+  }
+}
+
+async function stopProcess(pid: number | undefined, id: string): Promise<void> {
+  if (!pid || !isOurs(pid, id)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let waited = 0; waited < 5_000 && isOurs(pid, id); waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (isOurs(pid, id)) process.kill(pid, 'SIGKILL');
+}

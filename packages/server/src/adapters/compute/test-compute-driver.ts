@@ -1,0 +1,113 @@
+import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+
+type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
+
+export interface CallBehaviour {
+  /** Added before the call takes effect. */
+  latencyMs?: number;
+  /** Fail this many calls (then succeed); `Infinity` fails every one. */
+  failTimes?: number;
+  /** Never answer (until `release()`). */
+  hang?: boolean;
+}
+
+/**
+ * An in-memory provider whose latency and failures each test controls, call by call. Servers
+ * live in a map; every method is idempotent like a real driver's.
+ */
+export class TestComputeDriver implements ComputeDriver {
+  readonly name: string;
+  readonly servers = new Map<
+    string,
+    { status: 'running' | 'off'; labels: Record<string, string>; sourceServerId?: string }
+  >();
+  readonly calls: { call: Call; id: string }[] = [];
+  readonly #behaviour = new Map<Call, CallBehaviour>();
+  readonly #hanging = new Set<() => void>();
+
+  constructor(name = 'test') {
+    this.name = name;
+  }
+
+  behave(call: Call, behaviour: CallBehaviour): void {
+    this.#behaviour.set(call, { ...behaviour });
+  }
+
+  /** Lets every hanging call go on. */
+  release(): void {
+    for (const resume of this.#hanging) resume();
+    this.#hanging.clear();
+  }
+
+  async #enter(call: Call, id: string) {
+    this.calls.push({ call, id });
+    const behaviour = this.#behaviour.get(call);
+    if (!behaviour) return;
+    if (behaviour.latencyMs)
+      await new Promise((resolve) => setTimeout(resolve, behaviour.latencyMs));
+    if (behaviour.hang) await new Promise<void>((resolve) => this.#hanging.add(resolve));
+    if (behaviour.failTimes && behaviour.failTimes > 0) {
+      behaviour.failTimes -= 1;
+      throw new Error(`test driver: ${call} failed`);
+    }
+  }
+
+  #info(id: string): ServerInfo | undefined {
+    const server = this.servers.get(id);
+    return server && { id, status: server.status, labels: server.labels };
+  }
+
+  async createServer(spec: CreateServerSpec): Promise<ServerInfo> {
+    await this.#enter('createServer', spec.id);
+    if (!this.servers.has(spec.id)) {
+      this.servers.set(spec.id, {
+        status: 'running',
+        labels: { ...spec.labels },
+        ...(spec.sourceServerId && { sourceServerId: spec.sourceServerId }),
+      });
+    }
+    return this.#info(spec.id)!;
+  }
+
+  async powerOn(id: string) {
+    await this.#enter('powerOn', id);
+    this.#require(id).status = 'running';
+  }
+
+  async powerOff(id: string) {
+    await this.#enter('powerOff', id);
+    this.#require(id).status = 'off';
+  }
+
+  async reboot(id: string) {
+    await this.#enter('reboot', id);
+    this.#require(id).status = 'running';
+  }
+
+  async deleteServer(id: string) {
+    await this.#enter('deleteServer', id);
+    this.servers.delete(id);
+  }
+
+  async getServer(id: string) {
+    await this.#enter('getServer', id);
+    return this.#info(id);
+  }
+
+  async listServers(labels: Readonly<Record<string, string>>) {
+    await this.#enter('listServers', '');
+    return [...this.servers.keys()]
+      .map((id) => this.#info(id)!)
+      .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  }
+
+  async close() {
+    this.release();
+  }
+
+  #require(id: string) {
+    const server = this.servers.get(id);
+    if (!server) throw new Error(`test driver: no server ${id}`);
+    return server;
+  }
+}

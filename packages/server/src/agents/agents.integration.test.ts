@@ -1,0 +1,240 @@
+import type { Agent, AgentState } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+
+describe.each(databaseKinds)('Agents on %s', (kind) => {
+  let t: TestContext;
+  let client: TestClient;
+  let personalId: string;
+  beforeAll(async () => {
+    t = await createTestContext(kind, { env: { PROVISION_TIMEOUT_MS: '1500' } });
+    client = t.newClient();
+    personalId = (await signUpUser(client)).account.id;
+  });
+  afterAll(() => t?.close());
+
+  const create = async (body: Record<string, unknown> = {}, as = client) =>
+    as.post('/api/agents', {
+      name: 'My Agent',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+      ...body,
+    });
+  const statusOf = async (id: string, as = client) =>
+    (await as.get(`/api/agents/${id}`)).body.status as AgentState;
+  const reach = (id: string, state: AgentState) =>
+    waitFor(async () => (await statusOf(id)) === state, 15_000, `Agent ${id} ${state}`);
+  const running = async (body: Record<string, unknown> = {}) => {
+    const res = await create(body);
+    expect(res.status).toBe(201);
+    await reach(res.body.id, 'running');
+    return res.body as Agent;
+  };
+
+  it('creates an Agent: 201 in provisioning with the detail fields, then running', async () => {
+    const res = await create({ name: '  Hello, World! ', region: 'us' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      name: 'Hello, World!',
+      size: 'small',
+      region: 'us',
+      billingType: 'metered',
+      status: 'provisioning',
+      provider: 'test',
+      accountId: personalId,
+      cohort: 'current',
+      specs: { vcpu: 3, ramGb: 4, diskGb: 80 },
+      statusReason: null,
+    });
+    expect(res.body.subdomain).toMatch(/^hello-world-[a-z0-9]{6}$/);
+    expect(res.body.url).toBe(`http://${res.body.subdomain}.localhost:8080/`);
+    await reach(res.body.id, 'running');
+    expect(t.compute.servers.get(res.body.id)?.status).toBe('running');
+  });
+
+  it.each([
+    [{ name: '' }, 'name'],
+    [{ name: '    ' }, 'name'],
+    [{ name: 'x'.repeat(31) }, 'name'],
+    [{ name: '!!!' }, 'name'],
+    [{ size: 'huge' }, 'size'],
+    [{ region: 'US' }, 'region'],
+    [{ billingType: 'free' }, 'billingType'],
+    [{ accountId: 'nope' }, 'accountId'],
+  ])('refuses %j with 400 naming the field', async (body, field) => {
+    const res = await create(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.issues.map((i: { path: string[] }) => i.path.join('.'))).toContain(
+      `body.${field}`,
+    );
+  });
+
+  it('needs an active subscription for subscription billing', async () => {
+    expect(await create({ billingType: 'subscription' })).toMatchObject({
+      status: 400,
+      body: { error: 'subscription_required' },
+    });
+  });
+
+  it('keeps other accounts out: 404 for their Agents and accounts', async () => {
+    const agent = await running();
+    const stranger = t.newClient();
+    const strangerAccount = (await signUpUser(stranger)).account.id;
+    for (const path of [`/api/agents/${agent.id}`])
+      expect((await stranger.get(path)).status).toBe(404);
+    for (const verb of ['start', 'stop', 'restart']) {
+      expect((await stranger.post(`/api/agents/${agent.id}/${verb}`)).status).toBe(404);
+    }
+    expect((await stranger.delete(`/api/agents/${agent.id}`)).status).toBe(404);
+    expect((await stranger.get(`/api/agents?accountId=${personalId}`)).status).toBe(404);
+    expect((await create({ accountId: personalId }, stranger)).status).toBe(404);
+    expect(await stranger.get(`/api/agents?accountId=${strangerAccount}`)).toMatchObject({
+      status: 200,
+      body: [],
+    });
+    expect((await stranger.get(`/api/agents/${crypto.randomUUID()}`)).status).toBe(404);
+    expect(await statusOf(agent.id)).toBe('running');
+  });
+
+  it('lists the Agents of the caller, and of one account with ?accountId=', async () => {
+    const agent = await running();
+    const all = await client.get('/api/agents');
+    expect(all.status).toBe(200);
+    expect(all.body.map((a: Agent) => a.id)).toContain(agent.id);
+    const one = await client.get(`/api/agents?accountId=${personalId}`);
+    expect(one.body.every((a: Agent) => a.accountId === personalId)).toBe(true);
+  });
+
+  it('walks the Moves table: stop, start, restart, each through its transient state', async () => {
+    const agent = await running();
+    const stop = await client.post(`/api/agents/${agent.id}/stop`);
+    expect(stop).toMatchObject({ status: 200, body: { status: 'stopping' } });
+    await reach(agent.id, 'stopped');
+    expect(t.compute.servers.get(agent.id)?.status).toBe('off');
+    const start = await client.post(`/api/agents/${agent.id}/start`);
+    expect(start).toMatchObject({ status: 200, body: { status: 'starting' } });
+    await reach(agent.id, 'running');
+    const restart = await client.post(`/api/agents/${agent.id}/restart`);
+    expect(restart).toMatchObject({ status: 200, body: { status: 'restarting' } });
+    await reach(agent.id, 'running');
+    expect(t.compute.calls.filter((c) => c.id === agent.id).map((c) => c.call)).toEqual([
+      'createServer',
+      'powerOff',
+      'powerOn',
+      'reboot',
+    ]);
+  });
+
+  it('answers 409 invalid_state for moves the table does not allow, and changes nothing', async () => {
+    const agent = await running();
+    expect(await client.post(`/api/agents/${agent.id}/start`)).toMatchObject({
+      status: 409,
+      body: { error: 'invalid_state' },
+    });
+    await client.post(`/api/agents/${agent.id}/stop`);
+    await reach(agent.id, 'stopped');
+    expect((await client.post(`/api/agents/${agent.id}/stop`)).status).toBe(409);
+    expect((await client.post(`/api/agents/${agent.id}/restart`)).status).toBe(409);
+    expect(await statusOf(agent.id)).toBe('stopped');
+  });
+
+  it('refuses DELETE while provisioning, starting or stopping (409)', async () => {
+    t.compute.behave('createServer', { latencyMs: 800 });
+    const provisioning = (await create()).body as Agent;
+    expect((await client.delete(`/api/agents/${provisioning.id}`)).status).toBe(409);
+    t.compute.behave('createServer', {});
+    await reach(provisioning.id, 'running');
+
+    t.compute.behave('powerOff', { latencyMs: 800 });
+    await client.post(`/api/agents/${provisioning.id}/stop`);
+    expect(await client.delete(`/api/agents/${provisioning.id}`)).toMatchObject({
+      status: 409,
+      body: { error: 'invalid_state' },
+    });
+    t.compute.behave('powerOff', {});
+    await reach(provisioning.id, 'stopped');
+
+    t.compute.behave('powerOn', { latencyMs: 800 });
+    await client.post(`/api/agents/${provisioning.id}/start`);
+    expect((await client.delete(`/api/agents/${provisioning.id}`)).status).toBe(409);
+    t.compute.behave('powerOn', {});
+    await reach(provisioning.id, 'running');
+  });
+
+  it('destroys a running or stopped Agent: 200 destroying, then its id answers 404 and the server is gone', async () => {
+    for (const stopFirst of [false, true]) {
+      const agent = await running();
+      if (stopFirst) {
+        await client.post(`/api/agents/${agent.id}/stop`);
+        await reach(agent.id, 'stopped');
+      }
+      expect(await client.delete(`/api/agents/${agent.id}`)).toMatchObject({
+        status: 200,
+        body: { status: 'destroying' },
+      });
+      await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
+      expect(t.compute.servers.has(agent.id)).toBe(false);
+      expect((await client.delete(`/api/agents/${agent.id}`)).status).toBe(404);
+    }
+  });
+
+  it('times provisioning out: error with provisioning_timeout, whatever the driver made removed', async () => {
+    t.compute.behave('createServer', { hang: true });
+    const agent = (await create()).body as Agent;
+    try {
+      // The timeout job fires after PROVISION_TIMEOUT_MS of real time and checks the deadline
+      // against the service clock, which this test moves.
+      t.clock.advance(1_500);
+      await waitFor(async () => (await statusOf(agent.id)) === 'error', 15_000);
+      const detail = (await client.get(`/api/agents/${agent.id}`)).body;
+      expect(detail.statusReason).toBe('provisioning_timeout');
+    } finally {
+      t.compute.behave('createServer', {});
+      t.compute.release();
+    }
+    // The hung create finishes late; the provision job must clean up after it.
+    await waitFor(() => !t.compute.servers.has(agent.id), 10_000, 'late server removed');
+    // An Agent in error can be destroyed.
+    expect((await client.delete(`/api/agents/${agent.id}`)).status).toBe(200);
+    await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
+  });
+
+  it('records usage periods back to back and audit events for create and destroy', async () => {
+    const agent = await running();
+    await client.post(`/api/agents/${agent.id}/stop`);
+    await reach(agent.id, 'stopped');
+    const periods = await t.ctx.database.db
+      .selectFrom('usagePeriods')
+      .selectAll()
+      .where('resourceId', '=', agent.id)
+      .orderBy('startedAt')
+      .orderBy('endedAt')
+      .execute();
+    expect(periods.map((p) => p.state)).toEqual(['provisioning', 'running', 'stopping', 'stopped']);
+    for (let i = 1; i < periods.length; i++) {
+      expect(periods[i - 1]?.endedAt?.getTime()).toBe(periods[i]?.startedAt.getTime());
+    }
+    expect(periods.at(-1)?.endedAt).toBeNull();
+    await client.delete(`/api/agents/${agent.id}`);
+    await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
+    const open = await t.ctx.database.db
+      .selectFrom('usagePeriods')
+      .selectAll()
+      .where('resourceId', '=', agent.id)
+      .where('endedAt', 'is', null)
+      .execute();
+    expect(open).toEqual([]);
+    const audit = await t.ctx.database.db
+      .selectFrom('auditEvents')
+      .select('action')
+      .where('resourceId', '=', agent.id)
+      .orderBy('createdAt')
+      .execute();
+    expect(audit.map((a) => a.action)).toEqual(['agent.create', 'agent.destroy']);
+  });
+});

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import type { Clock } from '../adapters/clock.js';
+import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { closeUsage, rolloverUsage } from '../billing/usage.js';
+import type { Database } from '../db/database.js';
+import { defineJob, type JobRun } from '../jobs/job.js';
+import type { Logger } from '../logger.js';
+import { AGENT_MOVES, type AgentAction, PROVISION_MOVE } from './agent-lifecycle.js';
+import * as repo from './agents.repo.js';
+import { meteredAgent } from './agents.service.js';
+
+export interface AgentJobsDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly compute: ComputeDriver;
+  readonly log: Logger;
+  /** The environment an Agent's machine gets (service URL, Agent id, HMAC token). */
+  readonly bootstrapEnv: (agent: { id: string; tokenGen: number }) => Record<string, string>;
+}
+
+const Payload = z.object({ agentId: z.uuid() });
+
+/**
+ * The jobs that complete Agent moves. Each is idempotent: it re-reads the Agent and does nothing
+ * when it is no longer in the state the job was enqueued for, and every completion is a guarded
+ * move out of that state, so a late or repeated job cannot undo a newer one.
+ */
+export function agentJobs(deps: AgentJobsDeps) {
+  const { database, clock, compute, log } = deps;
+
+  /** Moves `from` → `to` (recording usage) in one transaction; false if the Agent had moved on. */
+  const complete = (
+    agentId: string,
+    from: string,
+    to: string,
+    statusReason: string | null = null,
+  ) =>
+    database.transaction(async (tx) => {
+      const now = clock.now();
+      const row = await repo.transitionAgent(tx, agentId, {
+        from: [from as never],
+        to: to as never,
+        at: now,
+        statusReason,
+      });
+      if (row) await rolloverUsage(tx, meteredAgent(row), now);
+      return row !== undefined;
+    });
+
+  /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
+  async function failed(agentId: string, via: string, reason: string, error: unknown, run: JobRun) {
+    log.warn({ agentId, err: error, isLastAttempt: run.isLastAttempt }, `agent ${reason}`);
+    if (!run.isLastAttempt) throw error;
+    await complete(agentId, via, 'error', reason);
+  }
+
+  const move = (action: Exclude<AgentAction, 'destroy'>, call: (id: string) => Promise<void>) => {
+    const { via, done } = AGENT_MOVES[action];
+    return defineJob({
+      name: `agent.${action}`,
+      payload: Payload,
+      async run({ agentId }, run) {
+        const agent = await repo.findAgent(database.db, agentId);
+        if (agent?.state !== via) return;
+        try {
+          await call(agentId);
+        } catch (error) {
+          return failed(agentId, via, `${action}_failed`, error, run);
+        }
+        await complete(agentId, via, done as string);
+      },
+    });
+  };
+
+  return [
+    defineJob({
+      name: 'agent.provision',
+      payload: Payload,
+      expireInSeconds: 900,
+      async run({ agentId }, run) {
+        const agent = await repo.findAgent(database.db, agentId);
+        if (agent?.state !== PROVISION_MOVE.via) return;
+        try {
+          await compute.createServer({
+            id: agent.id,
+            size: agent.size,
+            region: agent.region,
+            bootstrapEnv: deps.bootstrapEnv(agent),
+            labels: { managedBy: 'svc', kind: 'agent', agentId: agent.id },
+          });
+        } catch (error) {
+          await failed(agentId, PROVISION_MOVE.via, 'provisioning_failed', error, run);
+          if (run.isLastAttempt) await compute.deleteServer(agentId);
+          return;
+        }
+        const moved = await complete(agentId, PROVISION_MOVE.via, PROVISION_MOVE.done);
+        // Timed out (or destroyed) meanwhile: what was just created belongs to nobody.
+        if (!moved) await compute.deleteServer(agentId);
+      },
+    }),
+
+    defineJob({
+      name: 'agent.provision-timeout',
+      payload: Payload,
+      async run({ agentId }) {
+        const agent = await repo.findAgent(database.db, agentId);
+        if (agent?.state !== 'provisioning') return;
+        if (agent.provisionDeadlineAt && agent.provisionDeadlineAt > clock.now()) return;
+        if (await complete(agentId, 'provisioning', 'error', 'provisioning_timeout')) {
+          log.warn({ agentId }, 'provisioning timed out; removing what the driver created');
+          await compute.deleteServer(agentId);
+        }
+      },
+    }),
+
+    move('start', (id) => compute.powerOn(id)),
+    move('stop', (id) => compute.powerOff(id)),
+    move('restart', (id) => compute.reboot(id)),
+
+    defineJob({
+      name: 'agent.destroy',
+      payload: Payload,
+      async run({ agentId }, run) {
+        const agent = await repo.findAgent(database.db, agentId);
+        if (agent?.state !== 'destroying') return;
+        try {
+          await compute.deleteServer(agentId);
+        } catch (error) {
+          return failed(agentId, 'destroying', 'destroy_failed', error, run);
+        }
+        await database.transaction(async (tx) => {
+          if (await repo.removeAgent(tx, agentId)) await closeUsage(tx, agentId, clock.now());
+        });
+      },
+    }),
+  ];
+}

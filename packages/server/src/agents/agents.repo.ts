@@ -1,0 +1,52 @@
+import type { AgentState } from '@svc/contract';
+import type { Insertable } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { AgentsTable } from '../db/schema.js';
+
+export const insertAgent = (db: Executor, agent: Insertable<AgentsTable>) =>
+  db.insertInto('agents').values(agent).returningAll().executeTakeFirstOrThrow();
+
+export const findAgent = (db: Executor, id: string) =>
+  db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const listAgents = (db: Executor, accountIds: readonly string[]) =>
+  accountIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('agents')
+        .selectAll()
+        .where('accountId', 'in', accountIds)
+        .orderBy('createdAt')
+        .orderBy('id')
+        .execute();
+
+/**
+ * The compare-and-set every state change goes through: moves the Agent to `to` only if it is in
+ * one of `from` right now. `undefined` means it was not (someone else moved it first).
+ */
+export const transitionAgent = (
+  db: Executor,
+  id: string,
+  change: { from: readonly AgentState[]; to: AgentState; at: Date; statusReason?: string | null },
+) =>
+  db
+    .updateTable('agents')
+    .set({
+      state: change.to,
+      updatedAt: change.at,
+      statusReason: change.statusReason ?? null,
+      ...(change.to !== 'provisioning' && { provisionDeadlineAt: null }),
+    })
+    .where('id', '=', id)
+    .where('state', 'in', change.from)
+    .returningAll()
+    .executeTakeFirst();
+
+/** Removes a destroyed Agent, only from `destroying`. */
+export const removeAgent = (db: Executor, id: string) =>
+  db
+    .deleteFrom('agents')
+    .where('id', '=', id)
+    .where('state', '=', 'destroying')
+    .returningAll()
+    .executeTakeFirst();

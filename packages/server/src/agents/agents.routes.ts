@@ -1,0 +1,23 @@
+import * as api from '@svc/contract';
+import type { AppContext } from '../context.js';
+import type { Router } from '../http/router.js';
+
+export function mountAgentsRoutes(router: Router, ctx: AppContext) {
+  const { agents } = ctx;
+
+  router.mount(api.createAgent, async ({ body }, c) => agents.create(c.var.user.id, body));
+  router.mount(api.listAgents, async ({ query }, c) => agents.list(c.var.user.id, query.accountId));
+  router.mount(api.getAgent, async ({ params }, c) => agents.get(c.var.user.id, params.id));
+  router.mount(api.startAgent, async ({ params }, c) =>
+    agents.act(c.var.user.id, params.id, 'start'),
+  );
+  router.mount(api.stopAgent, async ({ params }, c) =>
+    agents.act(c.var.user.id, params.id, 'stop'),
+  );
+  router.mount(api.restartAgent, async ({ params }, c) =>
+    agents.act(c.var.user.id, params.id, 'restart'),
+  );
+  router.mount(api.deleteAgent, async ({ params }, c) =>
+    agents.act(c.var.user.id, params.id, 'destroy'),
+  );
+}

@@ -1,0 +1,186 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  type Agent,
+  type BillingType,
+  type Region,
+  SIZE_SPECS,
+  type Size,
+  subdomainStem,
+} from '@svc/contract';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Clock } from '../adapters/clock.js';
+import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { recordAuditEvent } from '../audit/audit.js';
+import { rolloverUsage } from '../billing/usage.js';
+import type { Database, Executor } from '../db/database.js';
+import type { AgentRow } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { AGENT_MOVES, type AgentAction } from './agent-lifecycle.js';
+import * as repo from './agents.repo.js';
+
+export interface AgentsDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly jobs: JobQueue;
+  readonly accounts: AccountsService;
+  readonly compute: ComputeDriver;
+  readonly publicUrl: string;
+  readonly provisionTimeoutMs: number;
+}
+
+export function createAgentsService(deps: AgentsDeps) {
+  const { database, clock, jobs, accounts } = deps;
+  const { db } = database;
+
+  /** The Agent if the user is a member of its account; otherwise `not_found` either way. */
+  async function requireAgent(executor: Executor, userId: string, agentId: string) {
+    const agent = await repo.findAgent(executor, agentId);
+    if (!agent) throw new AppError('not_found');
+    await accounts.requireMember(executor, { userId }, agent.accountId);
+    return agent;
+  }
+
+  const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.publicUrl);
+
+  return {
+    async create(
+      userId: string,
+      input: {
+        name: string;
+        size: Size;
+        region: Region;
+        billingType: BillingType;
+        accountId?: string;
+      },
+    ): Promise<Agent> {
+      return database.transaction(async (tx) => {
+        const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
+        if (input.billingType === 'subscription' && !account.subscriptionActive) {
+          throw new AppError('subscription_required');
+        }
+        const now = clock.now();
+        const agent = await repo.insertAgent(tx, {
+          id: randomUUID(),
+          accountId: account.id,
+          name: input.name,
+          subdomain: `${subdomainStem(input.name)}-${randomBase36(6)}`,
+          size: input.size,
+          region: input.region,
+          billingType: input.billingType,
+          state: 'provisioning',
+          statusReason: null,
+          provider: deps.compute.name,
+          provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
+          createdAt: now,
+          updatedAt: now,
+        });
+        await rolloverUsage(tx, meteredAgent(agent), now);
+        await recordAuditEvent(
+          tx,
+          {
+            accountId: account.id,
+            actorUserId: userId,
+            action: 'agent.create',
+            resourceKind: 'agent',
+            resourceId: agent.id,
+          },
+          now,
+        );
+        await jobs.enqueue(tx, 'agent.provision', { agentId: agent.id });
+        await jobs.enqueue(
+          tx,
+          'agent.provision-timeout',
+          { agentId: agent.id },
+          { startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000) },
+        );
+        return toAgent(agent);
+      });
+    },
+
+    async list(userId: string, accountId?: string): Promise<Agent[]> {
+      const accountIds = accountId
+        ? [(await accounts.requireMember(db, { userId }, accountId)).account.id]
+        : await accounts.memberAccountIds(db, userId);
+      return (await repo.listAgents(db, accountIds)).map(toAgent);
+    },
+
+    async get(userId: string, agentId: string): Promise<Agent> {
+      return toAgent(await requireAgent(db, userId, agentId));
+    },
+
+    /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
+    async act(userId: string, agentId: string, action: AgentAction): Promise<Agent> {
+      const move = AGENT_MOVES[action];
+      return database.transaction(async (tx) => {
+        const current = await requireAgent(tx, userId, agentId);
+        const now = clock.now();
+        const moved = await repo.transitionAgent(tx, agentId, {
+          from: move.from,
+          to: move.via,
+          at: now,
+        });
+        if (!moved) {
+          throw new AppError('invalid_state', {
+            message: `cannot ${action} an Agent that is ${current.state}`,
+          });
+        }
+        await rolloverUsage(tx, meteredAgent(moved), now);
+        if (action === 'destroy') {
+          await recordAuditEvent(
+            tx,
+            {
+              accountId: moved.accountId,
+              actorUserId: userId,
+              action: 'agent.destroy',
+              resourceKind: 'agent',
+              resourceId: agentId,
+            },
+            now,
+          );
+        }
+        await jobs.enqueue(tx, `agent.${action}`, { agentId });
+        return toAgent(moved);
+      });
+    },
+  };
+}
+
+export type AgentsService = ReturnType<typeof createAgentsService>;
+
+export const meteredAgent = (row: AgentRow) =>
+  ({
+    kind: 'agent',
+    id: row.id,
+    accountId: row.accountId,
+    state: row.state,
+    billingType: row.billingType,
+    size: row.size,
+    region: row.region,
+  }) as const;
+
+export function toApiAgent(row: AgentRow, publicUrl: string): Agent {
+  const base = new URL(publicUrl);
+  return {
+    id: row.id,
+    name: row.name,
+    size: row.size,
+    region: row.region,
+    billingType: row.billingType,
+    status: row.state,
+    provider: row.provider,
+    accountId: row.accountId,
+    cohort: row.cohort,
+    subdomain: row.subdomain,
+    url: `${base.protocol}//${row.subdomain}.${base.host}/`,
+    specs: SIZE_SPECS[row.size][row.region],
+    statusReason: row.statusReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function randomBase36(length: number): string {
+  const bytes = randomBytes(length);
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join('');
+}
