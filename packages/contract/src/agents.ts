@@ -147,7 +147,19 @@ export const deleteAgent = defineEndpoint({
   errors: lifecycleErrors,
 });
 
+export const getSelfAgent = defineEndpoint({
+  id: 'getSelfAgent',
+  method: 'GET',
+  path: '/api/agent/self',
+  auth: 'agent',
+  tag: 'agents',
+  summary: 'The Agent whose token is presented (how `svc` learns where it runs).',
+  response: { status: 200, body: Agent },
+  errors: [],
+});
+
 export const agentEndpoints = [
+  getSelfAgent,
   createAgent,
   listAgents,
   getAgent,

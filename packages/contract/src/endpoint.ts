@@ -1,8 +1,12 @@
 import type { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 
-/** Which credential an endpoint takes. `none` endpoints carry their own (or no) proof. */
-export type AuthKind = 'none' | 'session';
+/**
+ * Which credential an endpoint takes: a user's session cookie, an Agent's HMAC token
+ * (`Authorization: Bearer svc1.…`), either, or none (the endpoint carries its own proof or is
+ * public).
+ */
+export type AuthKind = 'none' | 'session' | 'agent' | 'session-or-agent';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -11,13 +11,20 @@ const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
   return rest;
 };
 
+const SECURITY: Record<Endpoint['auth'], Record<string, never[]>[]> = {
+  none: [],
+  session: [{ session: [] }],
+  agent: [{ agentToken: [] }],
+  'session-or-agent': [{ session: [] }, { agentToken: [] }],
+};
+
 /** Codes every endpoint of a kind can answer with, on top of its own list. */
 function implicitErrors(endpoint: Endpoint): ErrorCode[] {
   const codes: ErrorCode[] = ['internal_error'];
   if (endpoint.params || endpoint.query || endpoint.body) codes.push('invalid_request');
   if (endpoint.params) codes.push('not_found');
   if (endpoint.body) codes.push('payload_too_large');
-  if (endpoint.auth === 'session') codes.push('unauthorized', 'forbidden');
+  if (endpoint.auth !== 'none') codes.push('unauthorized', 'forbidden');
   return codes;
 }
 
@@ -75,7 +82,7 @@ export function buildOpenApiDocument(
       tags: [endpoint.tag],
       parameters: parameters(endpoint),
       responses: responses(endpoint),
-      security: endpoint.auth === 'session' ? [{ session: [] }] : [],
+      security: SECURITY[endpoint.auth],
     };
     if (endpoint.body) {
       operation.requestBody = {
@@ -94,6 +101,11 @@ export function buildOpenApiDocument(
       schemas: { ErrorEnvelope: toSchema(ErrorEnvelope, 'output') },
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+        agentToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "An Agent's HMAC token, `svc1.<agentId>.<gen>.<mac>`",
+        },
       },
     },
   };

@@ -8,6 +8,7 @@ import { mountAgentsRoutes } from './agents/agents.routes.js';
 import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
+import { agentAuth, bearerToken } from './http/auth-agent.js';
 import { sessionAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { createRouter } from './http/router.js';
@@ -55,8 +56,14 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   );
   app.use('/api/*', csrfProtection([new URL(ctx.config.http.publicUrl).origin]));
 
+  const session = sessionAuth(ctx.accounts);
+  const agent = agentAuth((token) => ctx.agents.authenticateToken(token));
   const router = createRouter({
-    authenticators: { session: sessionAuth(ctx.accounts) },
+    authenticators: {
+      session,
+      agent,
+      'session-or-agent': (c, next) => (bearerToken(c) ? agent(c, next) : session(c, next)),
+    },
     validateResponses: ctx.config.env !== 'production',
   });
   mountOperationsRoutes(router, ctx);

@@ -75,6 +75,7 @@ export async function createContext(
     compute,
     publicUrl: config.http.publicUrl,
     provisionTimeoutMs: config.timing.provisionTimeoutMs,
+    hmacKey: secrets.hmacKey,
   });
   return {
     config,

@@ -4,6 +4,7 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { issueAgentToken } from './agent-token.js';
 
 describe.each(databaseKinds)('Agents on %s', (kind) => {
   let t: TestContext;
@@ -236,5 +237,37 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       .orderBy('createdAt')
       .execute();
     expect(audit.map((a) => a.action)).toEqual(['agent.create', 'agent.destroy']);
+  });
+
+  it('authenticates the Agent by its HMAC token, on its own endpoints only, until it is destroyed', async () => {
+    const agent = await running();
+    const token = issueAgentToken(t.ctx.secrets.hmacKey, agent.id, 1);
+    const bearer = t.newClient();
+    const auth = { headers: { authorization: `Bearer ${token}` } };
+    expect(await bearer.get('/api/agent/self', auth)).toMatchObject({
+      status: 200,
+      body: { id: agent.id, accountId: personalId },
+    });
+    // Agent lifecycle endpoints take a user session only.
+    expect(await bearer.get(`/api/agents/${agent.id}`, auth)).toMatchObject({
+      status: 401,
+      body: { error: 'unauthorized' },
+    });
+    expect((await bearer.post(`/api/agents/${agent.id}/stop`, undefined, auth)).status).toBe(401);
+    expect((await bearer.get('/api/me', auth)).status).toBe(401);
+    // A token of another generation or signed with another key is refused.
+    const otherGen = issueAgentToken(t.ctx.secrets.hmacKey, agent.id, 2);
+    const otherKey = issueAgentToken(Buffer.alloc(32, 9), agent.id, 1);
+    for (const bad of [otherGen, otherKey, 'garbage']) {
+      expect(
+        (await bearer.get('/api/agent/self', { headers: { authorization: `Bearer ${bad}` } }))
+          .status,
+      ).toBe(401);
+    }
+    expect((await bearer.get('/api/agent/self')).status).toBe(401);
+    await client.delete(`/api/agents/${agent.id}`);
+    expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
+    await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
+    expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
   });
 });

@@ -5,6 +5,7 @@ import type { Router } from '../http/router.js';
 export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   const { agents } = ctx;
 
+  router.mount(api.getSelfAgent, async (_, c) => agents.getSelf(c.var.agent));
   router.mount(api.createAgent, async ({ body }, c) => agents.create(c.var.user.id, body));
   router.mount(api.listAgents, async ({ query }, c) => agents.list(c.var.user.id, query.accountId));
   router.mount(api.getAgent, async ({ params }, c) => agents.get(c.var.user.id, params.id));

@@ -15,8 +15,10 @@ import { rolloverUsage } from '../billing/usage.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
+import type { AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { AGENT_MOVES, type AgentAction } from './agent-lifecycle.js';
+import { readAgentToken } from './agent-token.js';
 import * as repo from './agents.repo.js';
 
 export interface AgentsDeps {
@@ -27,6 +29,7 @@ export interface AgentsDeps {
   readonly compute: ComputeDriver;
   readonly publicUrl: string;
   readonly provisionTimeoutMs: number;
+  readonly hmacKey: Buffer;
 }
 
 export function createAgentsService(deps: AgentsDeps) {
@@ -44,6 +47,22 @@ export function createAgentsService(deps: AgentsDeps) {
   const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.publicUrl);
 
   return {
+    /** The Agent an HMAC token speaks for, if the token is genuine and current. */
+    async authenticateToken(token: string): Promise<AgentPrincipal | undefined> {
+      const claim = readAgentToken(deps.hmacKey, token);
+      if (!claim) return undefined;
+      const agent = await repo.findAgent(db, claim.agentId);
+      // A destroyed Agent's row is gone; one being destroyed no longer speaks either.
+      if (!agent || agent.tokenGen !== claim.gen || agent.state === 'destroying') return undefined;
+      return { agentId: agent.id, accountId: agent.accountId };
+    },
+
+    async getSelf(principal: AgentPrincipal): Promise<Agent> {
+      const agent = await repo.findAgent(db, principal.agentId);
+      if (!agent) throw new AppError('unauthorized');
+      return toAgent(agent);
+    },
+
     async create(
       userId: string,
       input: {

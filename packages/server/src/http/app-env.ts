@@ -6,5 +6,13 @@ export interface AppEnv {
     requestId: string;
     /** Set by the session middleware on endpoints whose auth is `session`. */
     user: User;
+    /** Set by the Agent-token middleware on endpoints whose auth is `agent`. */
+    agent: AgentPrincipal;
   };
+}
+
+/** Who an HMAC token speaks for: one Agent, on behalf of its account only. */
+export interface AgentPrincipal {
+  readonly agentId: string;
+  readonly accountId: string;
 }
