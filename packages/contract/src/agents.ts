@@ -147,6 +147,26 @@ export const deleteAgent = defineEndpoint({
   errors: lifecycleErrors,
 });
 
+export const setAgentBilling = defineEndpoint({
+  id: 'setAgentBilling',
+  method: 'PATCH',
+  path: '/api/agents/{id}/billing',
+  auth: 'session',
+  tag: 'agents',
+  summary: 'Switch between metered and subscription billing (running or stopped Agents).',
+  params: AgentParams,
+  body: z.object({ billingType: BillingType }),
+  response: {
+    status: 200,
+    body: z.object({
+      success: z.literal(true),
+      billingType: BillingType,
+      addedNewSlot: z.boolean(),
+    }),
+  },
+  errors: ['invalid_state', 'legacy_cohort', 'subscription_required'],
+});
+
 export const getSelfAgent = defineEndpoint({
   id: 'getSelfAgent',
   method: 'GET',
@@ -167,4 +187,5 @@ export const agentEndpoints = [
   stopAgent,
   restartAgent,
   deleteAgent,
+  setAgentBilling,
 ] as const;

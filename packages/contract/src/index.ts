@@ -1,11 +1,13 @@
 // The package's public surface: the only barrel file in the project.
 import { accountEndpoints } from './accounts.js';
 import { agentEndpoints } from './agents.js';
+import { billingEndpoints } from './billing.js';
 import type { Endpoint } from './endpoint.js';
 import { healthEndpoints } from './health.js';
 
 export * from './accounts.js';
 export * from './agents.js';
+export * from './billing.js';
 export * from './common.js';
 export * from './endpoint.js';
 export * from './errors.js';
@@ -17,4 +19,5 @@ export const allEndpoints: readonly Endpoint[] = [
   ...healthEndpoints,
   ...accountEndpoints,
   ...agentEndpoints,
+  ...billingEndpoints,
 ];

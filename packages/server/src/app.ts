@@ -5,6 +5,7 @@ import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { mountAccountsRoutes } from './accounts/accounts.routes.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
+import { mountBillingRoutes } from './billing/billing.routes.js';
 import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
@@ -69,6 +70,7 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   mountOperationsRoutes(router, ctx);
   mountAccountsRoutes(router, ctx);
   mountAgentsRoutes(router, ctx);
+  mountBillingRoutes(router, ctx);
   app.route('/', router.app);
 
   app.notFound((c) => c.json(toErrorEnvelope(new AppError('not_found')), 404));

@@ -6,6 +6,7 @@ import { type Clock, systemClock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
 import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
 import { type AgentsService, createAgentsService } from './agents/agents.service.js';
+import { type BillingService, createBillingService } from './billing/billing.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -26,6 +27,7 @@ export interface AppContext {
   readonly accounts: AccountsService;
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
+  readonly billing: BillingService;
   /** Job definitions beyond the registry's (tests add their own). */
   readonly extraJobs: readonly JobDefinition<unknown>[];
 }
@@ -87,6 +89,7 @@ export async function createContext(
     accounts,
     compute,
     agents,
+    billing: createBillingService({ database, accounts }),
     extraJobs: overrides.extraJobs ?? [],
   };
 }

@@ -1,4 +1,4 @@
-import type { AgentState } from '@svc/contract';
+import type { AgentState, BillingType } from '@svc/contract';
 import type { Insertable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AgentsTable } from '../db/schema.js';
@@ -48,5 +48,20 @@ export const removeAgent = (db: Executor, id: string) =>
     .deleteFrom('agents')
     .where('id', '=', id)
     .where('state', '=', 'destroying')
+    .returningAll()
+    .executeTakeFirst();
+
+/** Changes billing only while running or stopped and still on `from` (guarded like a move). */
+export const switchBilling = (
+  db: Executor,
+  id: string,
+  change: { from: BillingType; to: BillingType; slotId: string | null; at: Date },
+) =>
+  db
+    .updateTable('agents')
+    .set({ billingType: change.to, slotId: change.slotId, updatedAt: change.at })
+    .where('id', '=', id)
+    .where('state', 'in', ['running', 'stopped'])
+    .where('billingType', '=', change.from)
     .returningAll()
     .executeTakeFirst();

@@ -18,6 +18,9 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   router.mount(api.restartAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'restart'),
   );
+  router.mount(api.setAgentBilling, async ({ params, body }, c) =>
+    agents.setBilling(c.var.user.id, params.id, body.billingType),
+  );
   router.mount(api.deleteAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'destroy'),
   );

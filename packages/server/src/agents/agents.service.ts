@@ -11,6 +11,7 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import { recordAuditEvent } from '../audit/audit.js';
+import { takeSlot } from '../billing/slots.js';
 import { rolloverUsage } from '../billing/usage.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
@@ -40,8 +41,8 @@ export function createAgentsService(deps: AgentsDeps) {
   async function requireAgent(executor: Executor, userId: string, agentId: string) {
     const agent = await repo.findAgent(executor, agentId);
     if (!agent) throw new AppError('not_found');
-    await accounts.requireMember(executor, { userId }, agent.accountId);
-    return agent;
+    const { account } = await accounts.requireMember(executor, { userId }, agent.accountId);
+    return Object.assign(agent, { account });
   }
 
   const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.publicUrl);
@@ -75,10 +76,11 @@ export function createAgentsService(deps: AgentsDeps) {
     ): Promise<Agent> {
       return database.transaction(async (tx) => {
         const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
-        if (input.billingType === 'subscription' && !account.subscriptionActive) {
-          throw new AppError('subscription_required');
-        }
         const now = clock.now();
+        const slot =
+          input.billingType === 'subscription'
+            ? await takeSubscriptionSlot(tx, account, input, now)
+            : undefined;
         const agent = await repo.insertAgent(tx, {
           id: randomUUID(),
           accountId: account.id,
@@ -91,6 +93,7 @@ export function createAgentsService(deps: AgentsDeps) {
           statusReason: null,
           provider: deps.compute.name,
           provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
+          slotId: slot?.slotId ?? null,
           createdAt: now,
           updatedAt: now,
         });
@@ -126,6 +129,33 @@ export function createAgentsService(deps: AgentsDeps) {
 
     async get(userId: string, agentId: string): Promise<Agent> {
       return toAgent(await requireAgent(db, userId, agentId));
+    },
+
+    /** Switches billing; subscription takes a free matching slot or adds one (`addedNewSlot`). */
+    async setBilling(userId: string, agentId: string, billingType: BillingType) {
+      return database.transaction(async (tx) => {
+        const agent = await requireAgent(tx, userId, agentId);
+        if (billingType === 'subscription' && agent.cohort === 'legacy')
+          throw new AppError('legacy_cohort');
+        const now = clock.now();
+        const slot =
+          billingType === 'subscription' && agent.billingType !== 'subscription'
+            ? await takeSubscriptionSlot(tx, agent.account, agent, now)
+            : undefined;
+        const switched = await repo.switchBilling(tx, agentId, {
+          from: agent.billingType,
+          to: billingType,
+          slotId: slot?.slotId ?? (billingType === 'subscription' ? agent.slotId : null),
+          at: now,
+        });
+        if (!switched) {
+          throw new AppError('invalid_state', {
+            message: `cannot change billing while ${agent.state}`,
+          });
+        }
+        if (agent.billingType !== billingType) await rolloverUsage(tx, meteredAgent(switched), now);
+        return { success: true as const, billingType, addedNewSlot: slot?.addedNewSlot ?? false };
+      });
     },
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
@@ -166,6 +196,21 @@ export function createAgentsService(deps: AgentsDeps) {
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
+
+/** Subscription billing needs the account's active subscription and a slot of the Agent's kind. */
+async function takeSubscriptionSlot(
+  tx: Executor,
+  account: { id: string; subscriptionActive: boolean },
+  agent: { size: Size; region: Region },
+  at: Date,
+) {
+  if (!account.subscriptionActive) throw new AppError('subscription_required');
+  return takeSlot(
+    tx,
+    { accountId: account.id, product: 'agent', size: agent.size, region: agent.region },
+    at,
+  );
+}
 
 export const meteredAgent = (row: AgentRow) =>
   ({

@@ -63,8 +63,22 @@ export interface AgentsTable {
   cohort: Generated<Cohort>;
   tokenGen: Generated<number>;
   provisionDeadlineAt: Date | null;
+  /** The subscription slot this Agent occupies (subscription billing only). */
+  slotId: string | null;
+  /** On a clone source while its disk is copied: the clone's id. */
+  cloningBy: string | null;
+  cloneSourceId: string | null;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
+}
+
+export interface SubscriptionSlotsTable {
+  id: string;
+  accountId: string;
+  product: 'agent' | 'plain_vm';
+  size: Size;
+  region: Region;
+  createdAt: CreatedAt;
 }
 
 export interface UsagePeriodsTable {
@@ -100,6 +114,7 @@ export interface DB {
   agents: AgentsTable;
   usagePeriods: UsagePeriodsTable;
   auditEvents: AuditEventsTable;
+  subscriptionSlots: SubscriptionSlotsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Region, Size } from '@svc/contract';
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+export type Product = 'agent' | 'plain_vm';
+
+export interface SlotKind {
+  readonly accountId: string;
+  readonly product: Product;
+  readonly size: Size;
+  readonly region: Region;
+}
+
+// @NOTE Resources that can occupy a slot; Plain VMs join this list when they exist.
+const occupied = sql<boolean>`exists (select 1 from agents a where a.slot_id = s.id)`;
+
+/**
+ * A slot for one more subscription-billed resource of this kind: a free one if the account has
+ * it, else a new one (`addedNewSlot`). The free slot is locked so two concurrent callers never
+ * take the same one; the unique index on `slot_id` backs that up.
+ */
+export async function takeSlot(
+  tx: Executor,
+  kind: SlotKind,
+  at: Date,
+): Promise<{ slotId: string; addedNewSlot: boolean }> {
+  const free = await tx
+    .selectFrom('subscriptionSlots as s')
+    .select('s.id')
+    .where('s.accountId', '=', kind.accountId)
+    .where('s.product', '=', kind.product)
+    .where('s.size', '=', kind.size)
+    .where('s.region', '=', kind.region)
+    .where(sql<boolean>`not ${occupied}`)
+    .orderBy('s.createdAt')
+    .orderBy('s.id')
+    .limit(1)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+  if (free) return { slotId: free.id, addedNewSlot: false };
+  const slotId = randomUUID();
+  await tx
+    .insertInto('subscriptionSlots')
+    .values({ id: slotId, ...kind, createdAt: at })
+    .execute();
+  return { slotId, addedNewSlot: true };
+}
+
+export const listSlots = (db: Executor, accountId: string) =>
+  db
+    .selectFrom('subscriptionSlots as s')
+    .select(['s.id', 's.product', 's.size', 's.region', 's.createdAt', occupied.as('inUse')])
+    .where('s.accountId', '=', accountId)
+    .orderBy('s.createdAt')
+    .orderBy('s.id')
+    .execute();
+
+/** Removes a free slot. */
+export async function removeSlot(
+  tx: Executor,
+  accountId: string,
+  slotId: string,
+): Promise<'removed' | 'in_use' | 'not_found'> {
+  const slot = await tx
+    .selectFrom('subscriptionSlots as s')
+    .select(['s.id', occupied.as('inUse')])
+    .where('s.id', '=', slotId)
+    .where('s.accountId', '=', accountId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!slot) return 'not_found';
+  if (slot.inUse) return 'in_use';
+  await tx.deleteFrom('subscriptionSlots').where('id', '=', slotId).execute();
+  return 'removed';
+}
