@@ -147,6 +147,40 @@ export const deleteAgent = defineEndpoint({
   errors: lifecycleErrors,
 });
 
+export const cloneAgent = defineEndpoint({
+  id: 'cloneAgent',
+  method: 'POST',
+  path: '/api/agents/{id}/clone',
+  auth: 'session',
+  tag: 'agents',
+  summary:
+    'Clone a running or stopped current-cohort Agent: same region and provider, size never below the source.',
+  params: AgentParams,
+  body: z.object({
+    name: AgentName,
+    size: Size,
+    billingType: BillingType,
+    /** Where the clone goes; default: the source's account. */
+    accountId: Id.optional(),
+  }),
+  response: { status: 201, body: Agent },
+  errors: ['invalid_state', 'legacy_cohort', 'size_downgrade', 'subscription_required'],
+});
+
+export const transferAgent = defineEndpoint({
+  id: 'transferAgent',
+  method: 'POST',
+  path: '/api/agents/{id}/transfer',
+  auth: 'session',
+  tag: 'agents',
+  summary:
+    'Move a running or stopped Agent to an organization with active billing that the caller belongs to; it arrives metered.',
+  params: AgentParams,
+  body: z.object({ targetAccountId: Id }),
+  response: { status: 200, body: Agent },
+  errors: ['invalid_state', 'target_not_organization', 'target_billing_inactive'],
+});
+
 export const setAgentBilling = defineEndpoint({
   id: 'setAgentBilling',
   method: 'PATCH',
@@ -187,5 +221,7 @@ export const agentEndpoints = [
   stopAgent,
   restartAgent,
   deleteAgent,
+  cloneAgent,
+  transferAgent,
   setAgentBilling,
 ] as const;

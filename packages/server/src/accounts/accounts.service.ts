@@ -124,6 +124,20 @@ export function createAccountsService({
       return (await requireMember(executor, { userId }, personal)).account;
     },
 
+    /**
+     * An organization with active billing that the user belongs to, as a transfer target. Not a
+     * member → 403 (decisions: transfers say so); personal account → 400
+     * `target_not_organization`; inactive billing → 400 `target_billing_inactive`.
+     */
+    async requireTransferTarget(executor: Executor, userId: string, accountId: string) {
+      const account = await repo.findAccountById(executor, accountId);
+      if (!account) throw new AppError('not_found');
+      if (!(await repo.findRole(executor, accountId, userId))) throw new AppError('forbidden');
+      if (account.kind !== 'organization') throw new AppError('target_not_organization');
+      if (!account.subscriptionActive) throw new AppError('target_billing_inactive');
+      return account;
+    },
+
     /** Ids of every account the user is a member of. */
     memberAccountIds: (executor: Executor, userId: string) => repo.listAccountIds(executor, userId),
 

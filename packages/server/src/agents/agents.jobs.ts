@@ -43,8 +43,11 @@ export function agentJobs(deps: AgentJobsDeps) {
         at: now,
         statusReason,
       });
-      if (row) await rolloverUsage(tx, meteredAgent(row), now);
-      return row !== undefined;
+      if (!row) return false;
+      await rolloverUsage(tx, meteredAgent(row), now);
+      // Out of provisioning, a clone's disk is copied or never will be: its source is free.
+      if (from === 'provisioning') await repo.releaseCloneSource(tx, agentId);
+      return true;
     });
 
   /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
@@ -85,6 +88,7 @@ export function agentJobs(deps: AgentJobsDeps) {
             id: agent.id,
             size: agent.size,
             region: agent.region,
+            ...(agent.cloneSourceId && { sourceServerId: agent.cloneSourceId }),
             bootstrapEnv: deps.bootstrapEnv(agent),
             labels: { managedBy: 'svc', kind: 'agent', agentId: agent.id },
           });

@@ -27,9 +27,16 @@ export const listAgents = (db: Executor, accountIds: readonly string[]) =>
 export const transitionAgent = (
   db: Executor,
   id: string,
-  change: { from: readonly AgentState[]; to: AgentState; at: Date; statusReason?: string | null },
-) =>
-  db
+  change: {
+    from: readonly AgentState[];
+    to: AgentState;
+    at: Date;
+    statusReason?: string | null;
+    /** Refuse while the Agent's disk is being copied for a clone. */
+    notCloning?: boolean;
+  },
+) => {
+  let query = db
     .updateTable('agents')
     .set({
       state: change.to,
@@ -38,9 +45,10 @@ export const transitionAgent = (
       ...(change.to !== 'provisioning' && { provisionDeadlineAt: null }),
     })
     .where('id', '=', id)
-    .where('state', 'in', change.from)
-    .returningAll()
-    .executeTakeFirst();
+    .where('state', 'in', change.from);
+  if (change.notCloning) query = query.where('cloningBy', 'is', null);
+  return query.returningAll().executeTakeFirst();
+};
 
 /** Removes a destroyed Agent, only from `destroying`. */
 export const removeAgent = (db: Executor, id: string) =>
@@ -63,5 +71,33 @@ export const switchBilling = (
     .where('id', '=', id)
     .where('state', 'in', ['running', 'stopped'])
     .where('billingType', '=', change.from)
+    .returningAll()
+    .executeTakeFirst();
+
+/**
+ * Marks `sourceId` as being cloned by `cloneId`, only if it is running or stopped and not already
+ * being cloned: of concurrent clone requests exactly one gets the row.
+ */
+export const claimCloneSource = (db: Executor, sourceId: string, cloneId: string, at: Date) =>
+  db
+    .updateTable('agents')
+    .set({ cloningBy: cloneId, updatedAt: at })
+    .where('id', '=', sourceId)
+    .where('state', 'in', ['running', 'stopped'])
+    .where('cloningBy', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+
+/** The clone's disk is copied (or never will be): its source is free again. */
+export const releaseCloneSource = (db: Executor, cloneId: string) =>
+  db.updateTable('agents').set({ cloningBy: null }).where('cloningBy', '=', cloneId).execute();
+
+/** Moves the Agent to another account, metered and without a slot, if running or stopped. */
+export const moveToAccount = (db: Executor, id: string, accountId: string, at: Date) =>
+  db
+    .updateTable('agents')
+    .set({ accountId, billingType: 'metered', slotId: null, updatedAt: at })
+    .where('id', '=', id)
+    .where('state', 'in', ['running', 'stopped'])
     .returningAll()
     .executeTakeFirst();

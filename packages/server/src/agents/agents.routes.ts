@@ -18,6 +18,12 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   router.mount(api.restartAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'restart'),
   );
+  router.mount(api.cloneAgent, async ({ params, body }, c) =>
+    agents.clone(c.var.user.id, params.id, body),
+  );
+  router.mount(api.transferAgent, async ({ params, body }, c) =>
+    agents.transfer(c.var.user.id, params.id, body.targetAccountId),
+  );
   router.mount(api.setAgentBilling, async ({ params, body }, c) =>
     agents.setBilling(c.var.user.id, params.id, body.billingType),
   );

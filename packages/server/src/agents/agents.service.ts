@@ -3,6 +3,7 @@ import {
   type Agent,
   type BillingType,
   type Region,
+  SIZE_ORDER,
   SIZE_SPECS,
   type Size,
   subdomainStem,
@@ -47,6 +48,66 @@ export function createAgentsService(deps: AgentsDeps) {
 
   const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.publicUrl);
 
+  /** Inserts a new Agent in `provisioning` with its usage, audit event and jobs. */
+  async function provisionNew(
+    tx: Executor,
+    userId: string,
+    account: { id: string; subscriptionActive: boolean },
+    input: {
+      id?: string;
+      name: string;
+      size: Size;
+      region: Region;
+      billingType: BillingType;
+      provider: string;
+      cloneSourceId?: string;
+    },
+  ) {
+    const now = clock.now();
+    const slot =
+      input.billingType === 'subscription'
+        ? await takeSubscriptionSlot(tx, account, input, now)
+        : undefined;
+    const agent = await repo.insertAgent(tx, {
+      id: input.id ?? randomUUID(),
+      accountId: account.id,
+      name: input.name,
+      subdomain: `${subdomainStem(input.name)}-${randomBase36(6)}`,
+      size: input.size,
+      region: input.region,
+      billingType: input.billingType,
+      state: 'provisioning',
+      statusReason: null,
+      provider: input.provider,
+      provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
+      slotId: slot?.slotId ?? null,
+      cloneSourceId: input.cloneSourceId ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await rolloverUsage(tx, meteredAgent(agent), now);
+    await recordAuditEvent(
+      tx,
+      {
+        accountId: account.id,
+        actorUserId: userId,
+        action: input.cloneSourceId ? 'agent.clone' : 'agent.create',
+        resourceKind: 'agent',
+        resourceId: agent.id,
+        ...(input.cloneSourceId && { data: { sourceId: input.cloneSourceId } }),
+      },
+      now,
+    );
+    await jobs.enqueue(tx, 'agent.provision', { agentId: agent.id });
+    await jobs.enqueue(
+      tx,
+      'agent.provision-timeout',
+      { agentId: agent.id },
+      { startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000) },
+    );
+    return agent;
+  }
+
   return {
     /** The Agent an HMAC token speaks for, if the token is genuine and current. */
     async authenticateToken(token: string): Promise<AgentPrincipal | undefined> {
@@ -76,47 +137,92 @@ export function createAgentsService(deps: AgentsDeps) {
     ): Promise<Agent> {
       return database.transaction(async (tx) => {
         const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
-        const now = clock.now();
-        const slot =
-          input.billingType === 'subscription'
-            ? await takeSubscriptionSlot(tx, account, input, now)
-            : undefined;
-        const agent = await repo.insertAgent(tx, {
-          id: randomUUID(),
-          accountId: account.id,
-          name: input.name,
-          subdomain: `${subdomainStem(input.name)}-${randomBase36(6)}`,
-          size: input.size,
-          region: input.region,
-          billingType: input.billingType,
-          state: 'provisioning',
-          statusReason: null,
+        const agent = await provisionNew(tx, userId, account, {
+          ...input,
           provider: deps.compute.name,
-          provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
-          slotId: slot?.slotId ?? null,
-          createdAt: now,
-          updatedAt: now,
         });
-        await rolloverUsage(tx, meteredAgent(agent), now);
-        await recordAuditEvent(
-          tx,
-          {
-            accountId: account.id,
-            actorUserId: userId,
-            action: 'agent.create',
-            resourceKind: 'agent',
-            resourceId: agent.id,
-          },
-          now,
-        );
-        await jobs.enqueue(tx, 'agent.provision', { agentId: agent.id });
-        await jobs.enqueue(
-          tx,
-          'agent.provision-timeout',
-          { agentId: agent.id },
-          { startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000) },
-        );
         return toAgent(agent);
+      });
+    },
+
+    /**
+     * Clones a running or stopped current-cohort Agent into the same region and provider. The
+     * source is "being cloned" until the clone's disk copy is done: it refuses DELETE, stop,
+     * restart and another clone meanwhile.
+     */
+    async clone(
+      userId: string,
+      sourceId: string,
+      input: { name: string; size: Size; billingType: BillingType; accountId?: string },
+    ): Promise<Agent> {
+      return database.transaction(async (tx) => {
+        const source = await requireAgent(tx, userId, sourceId);
+        if (source.cohort === 'legacy') throw new AppError('legacy_cohort');
+        if (SIZE_ORDER.indexOf(input.size) < SIZE_ORDER.indexOf(source.size)) {
+          throw new AppError('size_downgrade');
+        }
+        const account = await accounts.resolveTargetAccount(
+          tx,
+          userId,
+          input.accountId ?? source.accountId,
+        );
+        const cloneId = randomUUID();
+        if (!(await repo.claimCloneSource(tx, sourceId, cloneId, clock.now()))) {
+          throw new AppError('invalid_state', {
+            message: `cannot clone an Agent that is ${source.state}${source.cloningBy ? ' and being cloned' : ''}`,
+          });
+        }
+        const clone = await provisionNew(tx, userId, account, {
+          ...input,
+          id: cloneId,
+          region: source.region,
+          provider: source.provider,
+          cloneSourceId: sourceId,
+        });
+        return toAgent(clone);
+      });
+    },
+
+    /** Moves a running or stopped Agent to another organization; it arrives metered. */
+    async transfer(userId: string, agentId: string, targetAccountId: string): Promise<Agent> {
+      return database.transaction(async (tx) => {
+        const agent = await requireAgent(tx, userId, agentId);
+        if (targetAccountId === agent.accountId) {
+          throw new AppError('invalid_request', {
+            issues: [
+              {
+                path: ['body', 'targetAccountId'],
+                message: 'The Agent is already in this account',
+                code: 'custom',
+              },
+            ],
+          });
+        }
+        await accounts.requireTransferTarget(tx, userId, targetAccountId);
+        const now = clock.now();
+        const moved = await repo.moveToAccount(tx, agentId, targetAccountId, now);
+        if (!moved)
+          throw new AppError('invalid_state', {
+            message: `cannot transfer an Agent that is ${agent.state}`,
+          });
+        // Usage splits here: the old account's period ends as the new account's begins.
+        await rolloverUsage(tx, meteredAgent(moved), now);
+        const data = { fromAccountId: agent.accountId, toAccountId: targetAccountId };
+        for (const accountId of [agent.accountId, targetAccountId]) {
+          await recordAuditEvent(
+            tx,
+            {
+              accountId,
+              actorUserId: userId,
+              action: 'agent.transfer',
+              resourceKind: 'agent',
+              resourceId: agentId,
+              data,
+            },
+            now,
+          );
+        }
+        return toAgent(moved);
       });
     },
 
@@ -168,10 +274,12 @@ export function createAgentsService(deps: AgentsDeps) {
           from: move.from,
           to: move.via,
           at: now,
+          notCloning: move.refusedWhileCloning,
         });
         if (!moved) {
+          const cloning = current.cloningBy ? ' (being cloned)' : '';
           throw new AppError('invalid_state', {
-            message: `cannot ${action} an Agent that is ${current.state}`,
+            message: `cannot ${action} an Agent that is ${current.state}${cloning}`,
           });
         }
         await rolloverUsage(tx, meteredAgent(moved), now);

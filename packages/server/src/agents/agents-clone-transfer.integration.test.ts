@@ -1,0 +1,219 @@
+import type { Agent, AgentState } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+
+describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
+  let t: TestContext;
+  let user: TestClient;
+  let personalId: string;
+  let billedOrg: string;
+  let unbilledOrg: string;
+  let foreignOrg: string;
+  let n = 0;
+  beforeAll(async () => {
+    t = await createTestContext(kind, { env: { PROVISION_TIMEOUT_MS: '60000' } });
+    user = t.newClient();
+    personalId = (await signUpUser(user)).account.id;
+    const org = async (as: TestClient, billed: boolean) => {
+      n += 1;
+      const id = (await as.post('/api/orgs', { name: `Org ${n}`, slug: `ct-${kind}-${n}` })).body
+        .id as string;
+      if (billed) await as.post(`/api/accounts/${id}/subscription`);
+      return id;
+    };
+    billedOrg = await org(user, true);
+    unbilledOrg = await org(user, false);
+    const other = t.newClient();
+    await signUpUser(other);
+    foreignOrg = await org(other, true);
+  });
+  afterAll(() => t?.close());
+
+  const get = async (id: string) => (await user.get(`/api/agents/${id}`)).body as Agent;
+  const reach = (id: string, state: AgentState) =>
+    waitFor(async () => (await get(id)).status === state, 15_000, state);
+  const running = async (body: Record<string, unknown> = {}) => {
+    const res = await user.post('/api/agents', {
+      name: 'source',
+      size: 'medium',
+      region: 'us',
+      billingType: 'metered',
+      ...body,
+    });
+    expect(res.status).toBe(201);
+    await reach(res.body.id, 'running');
+    return res.body as Agent;
+  };
+  const clone = (id: string, body: Record<string, unknown> = {}) =>
+    user.post(`/api/agents/${id}/clone`, {
+      name: 'copy',
+      size: 'medium',
+      billingType: 'metered',
+      ...body,
+    });
+
+  it('clones a running or stopped Agent: 201 provisioning, same region and provider, disk copied', async () => {
+    const source = await running();
+    const res = await clone(source.id, { size: 'large' });
+    expect(res).toMatchObject({
+      status: 201,
+      body: {
+        status: 'provisioning',
+        region: 'us',
+        provider: source.provider,
+        size: 'large',
+        accountId: personalId,
+      },
+    });
+    await reach(res.body.id, 'running');
+    expect(t.compute.servers.get(res.body.id)?.sourceServerId).toBe(source.id);
+
+    await user.post(`/api/agents/${source.id}/stop`);
+    await reach(source.id, 'stopped');
+    const fromStopped = await clone(source.id);
+    expect(fromStopped.status).toBe(201);
+    await reach(fromStopped.body.id, 'running');
+  });
+
+  it('refuses a legacy source (400), a smaller size (400), a busy source (409) and a foreign account (404)', async () => {
+    const source = await running();
+    expect(await clone(source.id, { size: 'small' })).toMatchObject({
+      status: 400,
+      body: { error: 'size_downgrade' },
+    });
+    expect((await clone(source.id, { accountId: foreignOrg })).status).toBe(404);
+    await t.ctx.database.db
+      .updateTable('agents')
+      .set({ cohort: 'legacy', provider: 'fly' })
+      .where('id', '=', source.id)
+      .execute();
+    expect(await clone(source.id)).toMatchObject({ status: 400, body: { error: 'legacy_cohort' } });
+
+    t.compute.behave('createServer', { latencyMs: 1_000 });
+    const provisioning = (
+      await user.post('/api/agents', {
+        name: 'p',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+      })
+    ).body;
+    expect(await clone(provisioning.id, { size: 'small' })).toMatchObject({
+      status: 409,
+      body: { error: 'invalid_state' },
+    });
+    t.compute.behave('createServer', {});
+    await reach(provisioning.id, 'running');
+  });
+
+  it('holds the source "being cloned" until the disk is copied: DELETE, stop, restart and a second clone get 409', async () => {
+    const source = await running();
+    t.compute.behave('createServer', { hang: true });
+    let copy: Agent;
+    try {
+      const res = await clone(source.id);
+      expect(res.status).toBe(201);
+      copy = res.body;
+      for (const attempt of [
+        () => user.delete(`/api/agents/${source.id}`),
+        () => user.post(`/api/agents/${source.id}/stop`),
+        () => user.post(`/api/agents/${source.id}/restart`),
+        () => clone(source.id),
+      ]) {
+        expect(await attempt()).toMatchObject({ status: 409, body: { error: 'invalid_state' } });
+      }
+      expect((await get(source.id)).status).toBe('running');
+    } finally {
+      t.compute.behave('createServer', {});
+      t.compute.release();
+    }
+    await reach(copy.id, 'running');
+    expect((await user.post(`/api/agents/${source.id}/stop`)).status).toBe(200);
+    await reach(source.id, 'stopped');
+  });
+
+  it('lets exactly one of several concurrent clones of one source through', async () => {
+    const source = await running();
+    t.compute.behave('createServer', { latencyMs: 500 });
+    const results = await Promise.all(Array.from({ length: 5 }, () => clone(source.id)));
+    t.compute.behave('createServer', {});
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const winner = results.find((r) => r.status === 201)?.body as Agent;
+    await reach(winner.id, 'running');
+  });
+
+  it('transfers to an organization with active billing: 200, metered, usage split, audited on both sides', async () => {
+    const agent = await running({ accountId: billedOrg, billingType: 'subscription' });
+    const res = await user.post(`/api/agents/${agent.id}/transfer`, {
+      targetAccountId: unbilledOrg,
+    });
+    expect(res).toMatchObject({ status: 400, body: { error: 'target_billing_inactive' } });
+    const otherBilled = (
+      await user.post('/api/orgs', { name: 'Second', slug: `ct-${kind}-second` })
+    ).body.id;
+    await user.post(`/api/accounts/${otherBilled}/subscription`);
+    const moved = await user.post(`/api/agents/${agent.id}/transfer`, {
+      targetAccountId: otherBilled,
+    });
+    expect(moved).toMatchObject({
+      status: 200,
+      body: { id: agent.id, accountId: otherBilled, billingType: 'metered', status: 'running' },
+    });
+    const slots = (await user.get(`/api/accounts/${billedOrg}/slots`)).body;
+    expect(slots).toEqual([expect.objectContaining({ inUse: false })]);
+    const periods = await t.ctx.database.db
+      .selectFrom('usagePeriods')
+      .select(['accountId', 'billingType', 'startedAt', 'endedAt'])
+      .where('resourceId', '=', agent.id)
+      .orderBy('startedAt')
+      .orderBy('endedAt')
+      .execute();
+    const last = periods.at(-1);
+    const before = periods.at(-2);
+    expect(last).toMatchObject({ accountId: otherBilled, billingType: 'metered', endedAt: null });
+    expect(before).toMatchObject({ accountId: billedOrg, billingType: 'subscription' });
+    expect(before?.endedAt?.getTime()).toBe(last?.startedAt.getTime());
+    const audit = await t.ctx.database.db
+      .selectFrom('auditEvents')
+      .select('accountId')
+      .where('resourceId', '=', agent.id)
+      .where('action', '=', 'agent.transfer')
+      .execute();
+    expect(audit.map((a) => a.accountId).sort()).toEqual([billedOrg, otherBilled].sort());
+  });
+
+  it('refuses transfers by the decided codes and changes nothing', async () => {
+    const agent = await running({ accountId: billedOrg });
+    const transfer = (targetAccountId: string) =>
+      user.post(`/api/agents/${agent.id}/transfer`, { targetAccountId });
+    expect(await transfer(personalId)).toMatchObject({
+      status: 400,
+      body: { error: 'target_not_organization' },
+    });
+    expect(await transfer(unbilledOrg)).toMatchObject({
+      status: 400,
+      body: { error: 'target_billing_inactive' },
+    });
+    expect(await transfer(foreignOrg)).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+    expect(await transfer(billedOrg)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    expect((await transfer(crypto.randomUUID())).status).toBe(404);
+    expect(
+      (await user.post(`/api/agents/${agent.id}/transfer`, { targetAccountId: 'x' })).status,
+    ).toBe(400);
+    t.compute.behave('powerOff', { latencyMs: 800 });
+    await user.post(`/api/agents/${agent.id}/stop`);
+    const second = (await user.post('/api/orgs', { name: 'Third', slug: `ct-${kind}-third` })).body
+      .id;
+    await user.post(`/api/accounts/${second}/subscription`);
+    expect(await transfer(second)).toMatchObject({ status: 409, body: { error: 'invalid_state' } });
+    t.compute.behave('powerOff', {});
+    await reach(agent.id, 'stopped');
+    expect((await get(agent.id)).accountId).toBe(billedOrg);
+  });
+});
