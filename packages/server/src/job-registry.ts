@@ -1,6 +1,6 @@
 import { accountsJobs } from './accounts/accounts.jobs.js';
-import { issueAgentToken } from './agents/agent-token.js';
 import { agentJobs } from './agents/agents.jobs.js';
+import { agentBootstrapEnv } from './agents/bootstrap-env.js';
 import type { AppContext } from './context.js';
 import type { JobDefinition } from './jobs/job.js';
 
@@ -13,11 +13,8 @@ export function jobDefinitions(ctx: AppContext): JobDefinition<unknown>[] {
       clock: ctx.clock,
       compute: ctx.compute,
       log: ctx.log.root.child({ subsystem: 'agents' }),
-      bootstrapEnv: (agent) => ({
-        SVC_API_URL: ctx.config.http.publicUrl,
-        SVC_AGENT_ID: agent.id,
-        SVC_HMAC_TOKEN: issueAgentToken(ctx.secrets.hmacKey, agent.id, agent.tokenGen),
-      }),
+      bootstrapEnv: (agent) =>
+        agentBootstrapEnv(ctx.config.http.publicUrl, ctx.secrets.hmacKey, agent),
     }),
   ] as JobDefinition<unknown>[];
 }

@@ -45,7 +45,7 @@ function callSocket(
     const req = request(
       {
         socketPath,
-        path: `/commands/${name}`,
+        path: `/commands/${encodeURIComponent(name)}`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
       },

@@ -107,6 +107,28 @@ describe('operator CLI', () => {
       );
       expect(acme).toMatchObject({ role: 'admin', subscriptionActive: true });
 
+      // Agent commands: nested names, positional id, a switch.
+      const created = await client.post('/api/agents', {
+        name: 'ops',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+        accountId: acme.id,
+      });
+      expect(created.status).toBe(201);
+      const legacy = await admin(env, 'agent', 'legacy', created.body.id);
+      expect(JSON.parse(legacy.stdout)).toMatchObject({
+        id: created.body.id,
+        cohort: 'legacy',
+        provider: 'fly',
+      });
+      const token = JSON.parse((await admin(env, 'agent', 'token', created.body.id)).stdout).token;
+      expect(token).toMatch(new RegExp(`^svc1\\.${created.body.id}\\.1\\.`));
+      const renewed = JSON.parse(
+        (await admin(env, 'agent', 'token', created.body.id, '--regenerate')).stdout,
+      ).token;
+      expect(renewed).toMatch(new RegExp(`^svc1\\.${created.body.id}\\.2\\.`));
+
       const migrate = await admin(env, 'migrate');
       expect(JSON.parse(migrate.stdout)).toEqual({ applied: [] });
     } finally {

@@ -10,6 +10,8 @@ interface AdminCommand<A extends z.ZodType = z.ZodType> {
   readonly args: A;
   /** Option names that may also be given as positional arguments, in this order. */
   readonly positional?: readonly string[];
+  /** Options that are switches (`--regenerate`), passed on as "true". */
+  readonly flags?: readonly string[];
   run(ctx: AppContext, args: z.infer<A>): Promise<unknown>;
 }
 
@@ -55,6 +57,19 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
         role: args.role,
       });
     },
+  }),
+  'agent legacy': command({
+    summary: 'Move an Agent to the legacy cohort (provider fly)',
+    args: z.object({ id: z.uuid() }),
+    positional: ['id'],
+    run: (ctx, args) => ctx.agents.markLegacy(args.id),
+  }),
+  'agent token': command({
+    summary: "Print an Agent's HMAC token; --regenerate issues a new one (old ones stop working)",
+    args: z.object({ id: z.uuid(), regenerate: z.stringbool().default(false) }),
+    positional: ['id'],
+    flags: ['regenerate'],
+    run: (ctx, args) => ctx.agents.agentToken(args.id, args.regenerate),
   }),
   subscription: command({
     summary: "Turn an account's subscription on or off",

@@ -8,16 +8,24 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command('admin').description('Operator commands for the svc control plane');
   let outcome: AdminOutcome | undefined;
   for (const [name, entry] of Object.entries(adminCommands)) {
-    const cmd = program.command(name).description(entry.summary);
+    // "agent token" is the subcommand `token` of a group `agent`.
+    const [group, sub] = name.split(' ');
+    const parent = sub
+      ? (program.commands.find((c) => c.name() === group) ?? program.command(group as string))
+      : program;
+    const cmd = parent.command(sub ?? name).description(entry.summary);
     const shape = (entry.args as { shape?: Record<string, { description?: string }> }).shape ?? {};
     for (const position of entry.positional ?? []) cmd.argument(`[${position}]`);
     for (const [key, field] of Object.entries(shape)) {
-      cmd.option(`--${key} <value>`, field.description ?? key);
+      if (entry.flags?.includes(key)) cmd.option(`--${key}`, field.description ?? key);
+      else cmd.option(`--${key} <value>`, field.description ?? key);
     }
     cmd.action(async (...received: unknown[]) => {
       const positional = entry.positional ?? [];
-      const options = received[positional.length] as Record<string, string>;
-      const args: Record<string, string> = { ...options };
+      const options = received[positional.length] as Record<string, unknown>;
+      const args: Record<string, string> = Object.fromEntries(
+        Object.entries(options).map(([key, value]) => [key, String(value)]),
+      );
       positional.forEach((key, i) => {
         if (received[i] !== undefined) args[key] = received[i] as string;
       });

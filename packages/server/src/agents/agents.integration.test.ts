@@ -265,7 +265,17 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       ).toBe(401);
     }
     expect((await bearer.get('/api/agent/self')).status).toBe(401);
+
+    // Regenerating hands the machine a new token; the old one stops working.
+    const renewed = await t.ctx.agents.agentToken(agent.id, true);
+    expect(renewed.token).toBe(otherGen);
+    expect(t.compute.servers.get(agent.id)?.env.SVC_HMAC_TOKEN).toBe(renewed.token);
+    expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
+    const renewedAuth = { headers: { authorization: `Bearer ${renewed.token}` } };
+    expect((await bearer.get('/api/agent/self', renewedAuth)).status).toBe(200);
+
     await client.delete(`/api/agents/${agent.id}`);
+    expect((await bearer.get('/api/agent/self', renewedAuth)).status).toBe(401);
     expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
     await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
     expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);

@@ -50,6 +50,29 @@ export const transitionAgent = (
   return query.returningAll().executeTakeFirst();
 };
 
+export const setCohort = (
+  db: Executor,
+  id: string,
+  cohort: 'current' | 'legacy',
+  provider: string,
+  at: Date,
+) =>
+  db
+    .updateTable('agents')
+    .set({ cohort, provider, updatedAt: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+
+/** Bumps the token generation: every token issued before stops working. */
+export const bumpTokenGen = (db: Executor, id: string) =>
+  db
+    .updateTable('agents')
+    .set((eb) => ({ tokenGen: eb('tokenGen', '+', 1) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+
 /** Removes a destroyed Agent, only from `destroying`. */
 export const removeAgent = (db: Executor, id: string) =>
   db

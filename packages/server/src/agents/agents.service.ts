@@ -19,9 +19,13 @@ import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { AGENT_MOVES, type AgentAction } from './agent-lifecycle.js';
+import { AGENT_MOVES, type AgentAction, isTransient } from './agent-lifecycle.js';
 import { readAgentToken } from './agent-token.js';
 import * as repo from './agents.repo.js';
+import { agentBootstrapEnv } from './bootstrap-env.js';
+
+/** Legacy-cohort Agents run on this provider. */
+export const LEGACY_PROVIDER = 'fly';
 
 export interface AgentsDeps {
   readonly database: Database;
@@ -117,6 +121,32 @@ export function createAgentsService(deps: AgentsDeps) {
       // A destroyed Agent's row is gone; one being destroyed no longer speaks either.
       if (!agent || agent.tokenGen !== claim.gen || agent.state === 'destroying') return undefined;
       return { agentId: agent.id, accountId: agent.accountId };
+    },
+
+    /** Operator: moves an Agent to the legacy cohort (provider `fly`). */
+    async markLegacy(agentId: string): Promise<Agent> {
+      const row = await repo.setCohort(db, agentId, 'legacy', LEGACY_PROVIDER, clock.now());
+      if (!row) throw new AppError('not_found', { message: `no Agent ${agentId}` });
+      return toAgent(row);
+    },
+
+    /**
+     * Operator: the Agent's current token; with `regenerate`, a new one (older tokens stop
+     * working) that is also handed to the machine.
+     */
+    async agentToken(
+      agentId: string,
+      regenerate: boolean,
+    ): Promise<{ agentId: string; token: string }> {
+      const row = regenerate
+        ? await repo.bumpTokenGen(db, agentId)
+        : await repo.findAgent(db, agentId);
+      if (!row) throw new AppError('not_found', { message: `no Agent ${agentId}` });
+      const env = agentBootstrapEnv(deps.publicUrl, deps.hmacKey, row);
+      if (regenerate && row.provider === deps.compute.name && !isTransient(row.state)) {
+        await deps.compute.setBootstrapEnv(agentId, env);
+      }
+      return { agentId, token: env.SVC_HMAC_TOKEN as string };
     },
 
     async getSelf(principal: AgentPrincipal): Promise<Agent> {

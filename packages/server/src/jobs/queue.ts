@@ -3,6 +3,8 @@ import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import { DEFAULT_RETRY_LIMIT, type JobDefinition } from './job.js';
 
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
 export interface EnqueueOptions {
   /** Run no earlier than this many seconds from now. */
   readonly startAfterSeconds?: number;
@@ -73,6 +75,10 @@ export function createJobQueue(
           retryBackoff: true,
           expireInSeconds: definition.expireInSeconds ?? 600,
         });
+        // pg-boss caches queue metadata at start and looks a newer queue up on first use through
+        // its own connection; inside a caller's transaction that lookup would need a second
+        // session (PGlite has one). A no-op delete loads the cache now.
+        await boss.deleteJob(definition.name, NIL_UUID);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {});
         if (work) {
           await boss.work(

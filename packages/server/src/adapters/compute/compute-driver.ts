@@ -34,6 +34,8 @@ export interface ComputeDriver {
   reboot(id: string): Promise<void>;
   deleteServer(id: string): Promise<void>;
   getServer(id: string): Promise<ServerInfo | undefined>;
+  /** Replaces the environment the machine's software reads (e.g. after a token is regenerated). */
+  setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void>;
   listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]>;
   /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;

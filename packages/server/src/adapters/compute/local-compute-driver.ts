@@ -57,10 +57,7 @@ export class LocalComputeDriver implements ComputeDriver {
     } else {
       await mkdir(home, { recursive: true });
     }
-    await mkdir(path.join(home, '.crabglamp'), { recursive: true });
-    await writeFile(path.join(home, '.crabglamp/agent.env'), envFile(spec.bootstrapEnv), {
-      mode: 0o600,
-    });
+    await writeAgentEnv(home, spec.bootstrapEnv);
     const record: MachineRecord = {
       id: spec.id,
       status: 'off',
@@ -99,6 +96,13 @@ export class LocalComputeDriver implements ComputeDriver {
     const record = await this.#read(id);
     if (record) await stopProcess(record.pid, id);
     await rm(path.join(this.root, id), { recursive: true, force: true });
+  }
+
+  async setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
+    const record = await this.#require(id);
+    record.env = { ...env };
+    await writeAgentEnv(this.homeOf(id), env);
+    await this.#write(record);
   }
 
   async getServer(id: string): Promise<ServerInfo | undefined> {
@@ -183,6 +187,13 @@ const info = (record: MachineRecord): ServerInfo => ({
   status: record.status,
   labels: record.labels,
 });
+
+/** `home/.crabglamp/agent.env`, mode 600: how `svc` on the machine finds the service. */
+async function writeAgentEnv(home: string, env: Readonly<Record<string, string>>) {
+  await mkdir(path.join(home, '.crabglamp'), { recursive: true });
+  const file = path.join(home, '.crabglamp/agent.env');
+  await writeFile(file, envFile(env), { mode: 0o600 });
+}
 
 const envFile = (env: Readonly<Record<string, string>>) =>
   `${Object.entries(env)

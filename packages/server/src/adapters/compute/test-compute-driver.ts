@@ -19,7 +19,12 @@ export class TestComputeDriver implements ComputeDriver {
   readonly name: string;
   readonly servers = new Map<
     string,
-    { status: 'running' | 'off'; labels: Record<string, string>; sourceServerId?: string }
+    {
+      status: 'running' | 'off';
+      labels: Record<string, string>;
+      env: Record<string, string>;
+      sourceServerId?: string;
+    }
   >();
   readonly calls: { call: Call; id: string }[] = [];
   readonly #behaviour = new Map<Call, CallBehaviour>();
@@ -63,6 +68,7 @@ export class TestComputeDriver implements ComputeDriver {
       this.servers.set(spec.id, {
         status: 'running',
         labels: { ...spec.labels },
+        env: { ...spec.bootstrapEnv },
         ...(spec.sourceServerId && { sourceServerId: spec.sourceServerId }),
       });
     }
@@ -87,6 +93,11 @@ export class TestComputeDriver implements ComputeDriver {
   async deleteServer(id: string) {
     await this.#enter('deleteServer', id);
     this.servers.delete(id);
+  }
+
+  async setBootstrapEnv(id: string, env: Readonly<Record<string, string>>) {
+    await this.#enter('setBootstrapEnv', id);
+    this.#require(id).env = { ...env };
   }
 
   async getServer(id: string) {
