@@ -40,6 +40,7 @@ export interface ContextOverrides {
   readonly database?: Database;
   readonly passwordCost?: Argon2Cost;
   readonly jobPollingIntervalSeconds?: number;
+  readonly immediateJobRetries?: boolean;
   readonly extraJobs?: readonly JobDefinition<unknown>[];
   readonly compute?: ComputeDriver;
 }
@@ -54,6 +55,7 @@ export async function createContext(
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? (await createDatabase(config.database));
   const jobs = createJobQueue(database, log.jobs, {
+    ...(overrides.immediateJobRetries && { immediateRetries: true }),
     ...(overrides.jobPollingIntervalSeconds && {
       pollingIntervalSeconds: overrides.jobPollingIntervalSeconds,
     }),

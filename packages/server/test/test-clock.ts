@@ -1,18 +1,17 @@
 import type { Clock } from '../src/adapters/clock.js';
 
-/** A clock that moves only when the test says so. */
+/**
+ * Real time plus an offset the test controls: time passes as usual (so ordering and durations
+ * are real), and `advance` jumps ahead (expiries, timeouts) without waiting.
+ */
 export class TestClock implements Clock {
-  #now: number;
-
-  constructor(start: Date = new Date()) {
-    this.#now = start.getTime();
-  }
+  #offsetMs = 0;
 
   now(): Date {
-    return new Date(this.#now);
+    return new Date(Date.now() + this.#offsetMs);
   }
 
   advance(ms: number): void {
-    this.#now += ms;
+    this.#offsetMs += ms;
   }
 }

@@ -168,8 +168,7 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
       .selectFrom('usagePeriods')
       .select(['accountId', 'billingType', 'startedAt', 'endedAt'])
       .where('resourceId', '=', agent.id)
-      .orderBy('startedAt')
-      .orderBy('endedAt')
+      .orderBy('seq')
       .execute();
     const last = periods.at(-1);
     const before = periods.at(-2);

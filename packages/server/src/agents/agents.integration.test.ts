@@ -213,8 +213,7 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       .selectFrom('usagePeriods')
       .selectAll()
       .where('resourceId', '=', agent.id)
-      .orderBy('startedAt')
-      .orderBy('endedAt')
+      .orderBy('seq')
       .execute();
     expect(periods.map((p) => p.state)).toEqual(['provisioning', 'running', 'stopping', 'stopped']);
     for (let i = 1; i < periods.length; i++) {

@@ -83,6 +83,7 @@ export interface SubscriptionSlotsTable {
 
 export interface UsagePeriodsTable {
   id: string;
+  seq: Generated<string>;
   resourceKind: 'agent' | 'plain_vm';
   resourceId: string;
   accountId: string;

@@ -32,6 +32,8 @@ export interface JobQueue {
 export interface JobQueueOptions {
   /** How often an idle worker looks for jobs (pg-boss minimum: 0.5 s). */
   readonly pollingIntervalSeconds?: number;
+  /** Retry failed jobs at once instead of backing off (tests that exhaust retries). */
+  readonly immediateRetries?: boolean;
 }
 
 export function createJobQueue(
@@ -71,8 +73,8 @@ export function createJobQueue(
       for (const definition of list) {
         await boss.createQueue(definition.name, {
           retryLimit: definition.retryLimit ?? DEFAULT_RETRY_LIMIT,
-          retryDelay: definition.retryDelaySeconds ?? 5,
-          retryBackoff: true,
+          retryDelay: options.immediateRetries ? 0 : (definition.retryDelaySeconds ?? 5),
+          retryBackoff: !options.immediateRetries,
           expireInSeconds: definition.expireInSeconds ?? 600,
         });
         // pg-boss caches queue metadata at start and looks a newer queue up on first use through

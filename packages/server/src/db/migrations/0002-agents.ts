@@ -29,6 +29,8 @@ export async function up(db: AnyKysely): Promise<void> {
   await db.schema
     .createTable('usage_periods')
     .addColumn('id', 'uuid', (col) => col.primaryKey())
+    // Insertion order, for reading a resource's history when timestamps tie.
+    .addColumn('seq', 'bigint', (col) => col.notNull().generatedAlwaysAsIdentity())
     .addColumn('resource_kind', 'text', (col) => col.notNull())
     .addColumn('resource_id', 'uuid', (col) => col.notNull())
     .addColumn('account_id', 'uuid', (col) => col.notNull())

@@ -1,0 +1,143 @@
+import type { Agent, AgentState } from '@svc/contract';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+import {
+  AGENT_MOVES,
+  type AgentAction,
+  allowedTransitions,
+  isTransient,
+} from './agent-lifecycle.js';
+
+const ACTIONS: AgentAction[] = ['start', 'stop', 'restart', 'destroy'];
+const DRIVER_CALLS = ['powerOn', 'powerOff', 'reboot', 'deleteServer'] as const;
+
+describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
+  let t: TestContext;
+  let client: TestClient;
+  beforeAll(async () => {
+    t = await createTestContext(kind, { overrides: { immediateJobRetries: true } });
+    client = t.newClient();
+    await signUpUser(client);
+  });
+  afterAll(() => t?.close());
+
+  const call = (id: string, action: AgentAction) =>
+    action === 'destroy'
+      ? client.delete(`/api/agents/${id}`)
+      : client.post(`/api/agents/${id}/${action}`);
+  const stateOf = async (id: string) => {
+    const res = await client.get(`/api/agents/${id}`);
+    return res.status === 404 ? 'removed' : (res.body.status as AgentState);
+  };
+  const newRunningAgent = async () => {
+    const res = await client.post('/api/agents', {
+      name: 'prop',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+    });
+    await waitFor(async () => (await stateOf(res.body.id)) === 'running', 15_000);
+    return res.body as Agent;
+  };
+  /** The states an Agent went through, from its usage periods (one per state change). */
+  const history = async (id: string) =>
+    (
+      await t.ctx.database.db
+        .selectFrom('usagePeriods')
+        .select('state')
+        .where('resourceId', '=', id)
+        .orderBy('seq')
+        .execute()
+    ).map((p) => p.state);
+
+  it('never leaves the table, loses no job, and settles every Agent', async () => {
+    const allowed = allowedTransitions();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ agent: fc.nat(2), action: fc.constantFrom(...ACTIONS), pauseMs: fc.nat(40) }),
+          {
+            minLength: 4,
+            maxLength: 10,
+          },
+        ),
+        fc.record({
+          latencyMs: fc.nat(60),
+          failing: fc.option(fc.constantFrom(...DRIVER_CALLS), { nil: undefined }),
+        }),
+        async (steps, driver) => {
+          for (const name of DRIVER_CALLS) {
+            t.compute.behave(name, {
+              latencyMs: driver.latencyMs,
+              ...(driver.failing === name && { failTimes: Number.POSITIVE_INFINITY }),
+            });
+          }
+          const agents = await Promise.all([0, 1, 2].map(() => newRunningAgent()));
+          // Fire the steps concurrently, each after its own short pause.
+          const results = await Promise.all(
+            steps.map(async (step) => {
+              await new Promise((resolve) => setTimeout(resolve, step.pauseMs));
+              const res = await call(agents[step.agent]!.id, step.action);
+              return res.status;
+            }),
+          );
+          expect(results.every((status) => status === 200 || status === 409)).toBe(true);
+
+          // No job is lost: every Agent leaves its transient state.
+          for (const agent of agents) {
+            await waitFor(
+              async () => {
+                const state = await stateOf(agent.id);
+                return state === 'removed' || !isTransient(state);
+              },
+              20_000,
+              `Agent ${agent.id} to settle`,
+            );
+          }
+          for (const agent of agents) {
+            const states = await history(agent.id);
+            for (let i = 1; i < states.length; i++) {
+              expect(
+                allowed.has(`${states[i - 1]}->${states[i]}`),
+                `${states[i - 1]} -> ${states[i]}`,
+              ).toBe(true);
+            }
+          }
+          const pending = await sql<{ n: number }>`
+            select count(*)::int as n from pgboss.job
+            where name like 'agent.%' and name <> 'agent.provision-timeout' and state in ('created', 'retry', 'active')`.execute(
+            t.ctx.database.db,
+          );
+          expect(pending.rows[0]?.n).toBe(0);
+          for (const name of DRIVER_CALLS) t.compute.behave(name, {});
+        },
+      ),
+      { numRuns: 4 },
+    );
+  }, 240_000);
+
+  it.each(ACTIONS.filter((a) => a !== 'start'))(
+    'lets exactly one of 6 concurrent %s calls win',
+    async (action) => {
+      const agent = await newRunningAgent();
+      t.compute.behave(
+        action === 'destroy' ? 'deleteServer' : action === 'stop' ? 'powerOff' : 'reboot',
+        { latencyMs: 300 },
+      );
+      const statuses = await Promise.all(
+        Array.from({ length: 6 }, () => call(agent.id, action).then((r) => r.status)),
+      );
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(5);
+      expect(AGENT_MOVES[action].from).toContain('running');
+      t.compute.behave('deleteServer', {});
+      t.compute.behave('powerOff', {});
+      t.compute.behave('reboot', {});
+    },
+  );
+});
