@@ -101,6 +101,8 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
   const applied = await migrateToLatest(ctx.database.db.withoutPlugins());
   if (applied.length > 0) ctx.log.db.info({ migrations: applied }, 'applied migrations');
   await ctx.jobs.start([...jobDefinitions(ctx), ...ctx.extraJobs], options);
+  // Reconcile once at start (then on its schedule): a crash may have left servers behind.
+  if (options.work) await ctx.jobs.enqueue(ctx.database.db, 'agents.reconcile', {});
   if (options.work && ctx.compute instanceof LocalComputeDriver) ctx.compute.start();
 }
 

@@ -57,6 +57,14 @@ export function agentJobs(deps: AgentJobsDeps) {
     await complete(agentId, via, 'error', reason);
   }
 
+  /** Provisioning past its deadline: `error` with `provisioning_timeout`, the server removed. */
+  async function timeOut(agentId: string) {
+    if (await complete(agentId, 'provisioning', 'error', 'provisioning_timeout')) {
+      log.warn({ agentId }, 'provisioning timed out; removing what the driver created');
+      await compute.deleteServer(agentId);
+    }
+  }
+
   const move = (action: Exclude<AgentAction, 'destroy'>, call: (id: string) => Promise<void>) => {
     const { via, done } = AGENT_MOVES[action];
     return defineJob({
@@ -83,6 +91,10 @@ export function agentJobs(deps: AgentJobsDeps) {
       async run({ agentId }, run) {
         const agent = await repo.findAgent(database.db, agentId);
         if (agent?.state !== PROVISION_MOVE.via) return;
+        // Picked up after its deadline (e.g. the service was down): provisioning has timed out.
+        if (agent.provisionDeadlineAt && agent.provisionDeadlineAt <= clock.now()) {
+          return timeOut(agentId);
+        }
         try {
           await compute.createServer({
             id: agent.id,
@@ -110,9 +122,28 @@ export function agentJobs(deps: AgentJobsDeps) {
         const agent = await repo.findAgent(database.db, agentId);
         if (agent?.state !== 'provisioning') return;
         if (agent.provisionDeadlineAt && agent.provisionDeadlineAt > clock.now()) return;
-        if (await complete(agentId, 'provisioning', 'error', 'provisioning_timeout')) {
-          log.warn({ agentId }, 'provisioning timed out; removing what the driver created');
-          await compute.deleteServer(agentId);
+        await timeOut(agentId);
+      },
+    }),
+
+    defineJob({
+      name: 'agents.reconcile',
+      payload: z.object({}),
+      cron: '*/5 * * * *',
+      retryLimit: 0,
+      async run() {
+        // Servers the driver has that no Agent owns: left by a crash between the provider's
+        // work and our commit, or by hand. They would run (and cost) forever.
+        const servers = await compute.listServers({ managedBy: 'svc', kind: 'agent' });
+        const known = new Set(
+          await repo.existingIds(
+            database.db,
+            servers.map((s) => s.id),
+          ),
+        );
+        for (const server of servers.filter((s) => !known.has(s.id))) {
+          log.warn({ serverId: server.id }, 'removing a server no Agent owns');
+          await compute.deleteServer(server.id);
         }
       },
     }),

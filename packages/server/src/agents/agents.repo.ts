@@ -6,6 +6,13 @@ import type { AgentsTable } from '../db/schema.js';
 export const insertAgent = (db: Executor, agent: Insertable<AgentsTable>) =>
   db.insertInto('agents').values(agent).returningAll().executeTakeFirstOrThrow();
 
+export const existingIds = async (db: Executor, ids: readonly string[]) =>
+  ids.length === 0
+    ? []
+    : (await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map(
+        (r) => r.id,
+      );
+
 export const findAgent = (db: Executor, id: string) =>
   db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 
