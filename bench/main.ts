@@ -1,6 +1,7 @@
 // `npm run bench -- <name>`: benchmarks print ratios against a baseline measured in the same run.
 const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
   http: () => import('./http.js'),
+  agents: () => import('./agents.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

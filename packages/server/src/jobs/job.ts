@@ -12,7 +12,7 @@ export interface JobDefinition<P = unknown> {
   readonly retryDelaySeconds?: number;
   /** How long one run may take before pg-boss treats it as failed and retries it. */
   readonly expireInSeconds?: number;
-  /** Jobs of this kind one process runs at once (default 4), so one slow job blocks no other. */
+  /** Jobs of this kind one process claims and runs at once (default 8), side by side. */
   readonly concurrency?: number;
   /** Cron expression (UTC) for jobs that run on a schedule. */
   readonly cron?: string;

@@ -1,4 +1,4 @@
-import { fromKysely, PgBoss } from 'pg-boss';
+import { fromKysely, type Job, type JobResult, PgBoss } from 'pg-boss';
 import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import { DEFAULT_RETRY_LIMIT, type JobDefinition } from './job.js';
@@ -50,6 +50,43 @@ export function createJobQueue(
   const definitions = new Map<string, JobDefinition<unknown>>();
   let started = false;
 
+  /** Runs one job; a thrown error fails this job only (retried per the queue's policy). */
+  async function runJob(definition: JobDefinition<unknown>, job: Job<object>): Promise<JobResult> {
+    const log = logger.child({ job: definition.name, jobId: job.id });
+    try {
+      await definition.run(definition.payload.parse(job.data), {
+        id: job.id,
+        signal: job.signal,
+        isLastAttempt: job.retryCount >= (definition.retryLimit ?? DEFAULT_RETRY_LIMIT),
+      });
+      log.debug('job done');
+      return { id: job.id, status: 'completed' };
+    } catch (error) {
+      log.error({ err: error, retryCount: job.retryCount }, 'job failed');
+      return { id: job.id, status: 'failed', output: { message: String(error) } };
+    }
+  }
+
+  /**
+   * Claims jobs in batches and runs each batch's jobs side by side. While batches come back
+   * full the worker fetches again at once (burst), so a backlog drains without waiting out the
+   * polling interval between jobs.
+   */
+  function startWorker(definition: JobDefinition<unknown>) {
+    return boss.work(
+      definition.name,
+      {
+        pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        batchSize: definition.concurrency ?? 8,
+        burstWhenBatchFull: true,
+        perJobResults: true,
+        // Two workers: one batch stuck on a slow provider call does not stop the queue.
+        localConcurrency: 2,
+      },
+      (jobs: Job<object>[]) => Promise.all(jobs.map((job) => runJob(definition, job))),
+    );
+  }
+
   return {
     async enqueue(executor, name, payload, enqueueOptions = {}) {
       const definition = definitions.get(name);
@@ -82,32 +119,7 @@ export function createJobQueue(
         // session (PGlite has one). A no-op delete loads the cache now.
         await boss.deleteJob(definition.name, NIL_UUID);
         if (definition.cron) await boss.schedule(definition.name, definition.cron, {});
-        if (work) {
-          await boss.work(
-            definition.name,
-            {
-              pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
-              batchSize: 1,
-              localConcurrency: definition.concurrency ?? 4,
-            },
-            async ([job]) => {
-              if (!job) return;
-              const log = logger.child({ job: definition.name, jobId: job.id });
-              const payload = definition.payload.parse(job.data);
-              try {
-                await definition.run(payload, {
-                  id: job.id,
-                  signal: job.signal,
-                  isLastAttempt: job.retryCount >= (definition.retryLimit ?? DEFAULT_RETRY_LIMIT),
-                });
-                log.debug('job done');
-              } catch (error) {
-                log.error({ err: error, retryCount: job.retryCount }, 'job failed');
-                throw error;
-              }
-            },
-          );
-        }
+        if (work) await startWorker(definition);
       }
     },
 
