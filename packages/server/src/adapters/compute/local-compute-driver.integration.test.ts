@@ -80,6 +80,28 @@ describe('local compute driver under the service', () => {
     ]);
     expect(await again.isProcessAlive(agent.id)).toBe(true);
 
+    // A clone starts from a copy of the source's home, with its own agent.env.
+    const cloned = await client().post(`/api/agents/${agent.id}/clone`, {
+      name: 'local copy',
+      size: 'medium',
+      billingType: 'metered',
+    });
+    expect(cloned.status).toBe(201);
+    await waitFor(async () => (await status(cloned.body.id)) === 'running', 10_000);
+    const cloneHome = driver.homeOf(cloned.body.id);
+    expect(await readFile(path.join(cloneHome, 'notes.txt'), 'utf8')).toBe(
+      'kept across stop/start',
+    );
+    expect(await readFile(path.join(cloneHome, '.crabglamp/agent.env'), 'utf8')).toContain(
+      `SVC_AGENT_ID=${cloned.body.id}`,
+    );
+    expect(await driver.isProcessAlive(cloned.body.id)).toBe(true);
+    await client().delete(`/api/agents/${cloned.body.id}`);
+    await waitFor(
+      async () => (await client().get(`/api/agents/${cloned.body.id}`)).status === 404,
+      10_000,
+    );
+
     await client().delete(`/api/agents/${agent.id}`);
     await waitFor(
       async () => (await client().get(`/api/agents/${agent.id}`)).status === 404,
