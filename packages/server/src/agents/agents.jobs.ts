@@ -1,3 +1,4 @@
+import type { AgentState } from '@svc/contract';
 import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
@@ -6,8 +7,8 @@ import type { Database } from '../db/database.js';
 import { defineJob, type JobRun } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
 import { AGENT_MOVES, type AgentAction, PROVISION_MOVE } from './agent-lifecycle.js';
+import { meteredAgent } from './agent-view.js';
 import * as repo from './agents.repo.js';
-import { meteredAgent } from './agents.service.js';
 
 export interface AgentJobsDeps {
   readonly database: Database;
@@ -31,15 +32,15 @@ export function agentJobs(deps: AgentJobsDeps) {
   /** Moves `from` → `to` (recording usage) in one transaction; false if the Agent had moved on. */
   const complete = (
     agentId: string,
-    from: string,
-    to: string,
+    from: AgentState,
+    to: AgentState,
     statusReason: string | null = null,
   ) =>
     database.transaction(async (tx) => {
       const now = clock.now();
       const row = await repo.transitionAgent(tx, agentId, {
-        from: [from as never],
-        to: to as never,
+        from: [from],
+        to,
         at: now,
         statusReason,
       });
@@ -51,7 +52,13 @@ export function agentJobs(deps: AgentJobsDeps) {
     });
 
   /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
-  async function failed(agentId: string, via: string, reason: string, error: unknown, run: JobRun) {
+  async function failed(
+    agentId: string,
+    via: AgentState,
+    reason: string,
+    error: unknown,
+    run: JobRun,
+  ) {
     log.warn({ agentId, err: error, isLastAttempt: run.isLastAttempt }, `agent ${reason}`);
     if (!run.isLastAttempt) throw error;
     await complete(agentId, via, 'error', reason);
@@ -78,7 +85,7 @@ export function agentJobs(deps: AgentJobsDeps) {
         } catch (error) {
           return failed(agentId, via, `${action}_failed`, error, run);
         }
-        await complete(agentId, via, done as string);
+        await complete(agentId, via, done as AgentState);
       },
     });
   };

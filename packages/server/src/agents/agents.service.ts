@@ -1,13 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  type Agent,
-  type BillingType,
-  type Region,
-  SIZE_ORDER,
-  SIZE_SPECS,
-  type Size,
-  subdomainStem,
-} from '@svc/contract';
+import { randomUUID } from 'node:crypto';
+import { type Agent, type BillingType, type Region, SIZE_ORDER, type Size } from '@svc/contract';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
@@ -21,6 +13,7 @@ import type { AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { AGENT_MOVES, type AgentAction, isTransient } from './agent-lifecycle.js';
 import { readAgentToken } from './agent-token.js';
+import { meteredAgent, newSubdomain, toApiAgent } from './agent-view.js';
 import * as repo from './agents.repo.js';
 import { agentBootstrapEnv } from './bootstrap-env.js';
 
@@ -76,7 +69,7 @@ export function createAgentsService(deps: AgentsDeps) {
       id: input.id ?? randomUUID(),
       accountId: account.id,
       name: input.name,
-      subdomain: `${subdomainStem(input.name)}-${randomBase36(6)}`,
+      subdomain: newSubdomain(input.name),
       size: input.size,
       region: input.region,
       billingType: input.billingType,
@@ -348,41 +341,4 @@ async function takeSubscriptionSlot(
     { accountId: account.id, product: 'agent', size: agent.size, region: agent.region },
     at,
   );
-}
-
-export const meteredAgent = (row: AgentRow) =>
-  ({
-    kind: 'agent',
-    id: row.id,
-    accountId: row.accountId,
-    state: row.state,
-    billingType: row.billingType,
-    size: row.size,
-    region: row.region,
-  }) as const;
-
-export function toApiAgent(row: AgentRow, publicUrl: string): Agent {
-  const base = new URL(publicUrl);
-  return {
-    id: row.id,
-    name: row.name,
-    size: row.size,
-    region: row.region,
-    billingType: row.billingType,
-    status: row.state,
-    provider: row.provider,
-    accountId: row.accountId,
-    cohort: row.cohort,
-    subdomain: row.subdomain,
-    url: `${base.protocol}//${row.subdomain}.${base.host}/`,
-    specs: SIZE_SPECS[row.size][row.region],
-    statusReason: row.statusReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  };
-}
-
-function randomBase36(length: number): string {
-  const bytes = randomBytes(length);
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join('');
 }

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { type Agent, SIZE_SPECS, subdomainStem } from '@svc/contract';
+import type { AgentRow } from '../db/schema.js';
+
+/** What usage periods record about an Agent. */
+export const meteredAgent = (row: AgentRow) =>
+  ({
+    kind: 'agent',
+    id: row.id,
+    accountId: row.accountId,
+    state: row.state,
+    billingType: row.billingType,
+    size: row.size,
+    region: row.region,
+  }) as const;
+
+/** The API's Agent row: the stored row plus specs, subdomain URL and ISO timestamps. */
+export function toApiAgent(row: AgentRow, publicUrl: string): Agent {
+  const base = new URL(publicUrl);
+  return {
+    id: row.id,
+    name: row.name,
+    size: row.size,
+    region: row.region,
+    billingType: row.billingType,
+    status: row.state,
+    provider: row.provider,
+    accountId: row.accountId,
+    cohort: row.cohort,
+    subdomain: row.subdomain,
+    url: `${base.protocol}//${row.subdomain}.${base.host}/`,
+    specs: SIZE_SPECS[row.size][row.region],
+    statusReason: row.statusReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** A new Agent's subdomain: the name's stem, `-`, and 6 random base36 characters. */
+export function newSubdomain(name: string): string {
+  const suffix = Array.from(randomBytes(6), (byte) => (byte % 36).toString(36)).join('');
+  return `${subdomainStem(name)}-${suffix}`;
+}
