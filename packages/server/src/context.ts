@@ -53,7 +53,11 @@ export async function createContext(
 ): Promise<AppContext> {
   const log = overrides.loggers ?? subsystemLoggers(createLogger(config, overrides.logDestination));
   const clock = overrides.clock ?? systemClock;
-  const database = overrides.database ?? (await createDatabase(config.database));
+  const database =
+    overrides.database ??
+    (await createDatabase(config.database, (err) =>
+      log.db.warn({ err }, 'idle database connection failed'),
+    ));
   const jobs = createJobQueue(database, log.jobs, {
     ...(overrides.immediateJobRetries && { immediateRetries: true }),
     ...(overrides.jobPollingIntervalSeconds && {
@@ -108,7 +112,10 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
 
 /** Stops the job queue (letting running jobs finish) and closes the database. */
 export async function stopContext(ctx: AppContext): Promise<void> {
-  await ctx.jobs.stop();
-  await ctx.compute.close();
-  await ctx.database.close();
+  try {
+    await ctx.jobs.stop();
+  } finally {
+    await ctx.compute.close();
+    await ctx.database.close();
+  }
 }

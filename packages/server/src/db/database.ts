@@ -28,9 +28,18 @@ export interface Database {
   dumpDataDir?(): Promise<Blob>;
 }
 
-/** PGlite in `dataDir` (or in memory for `memory://`), or PostgreSQL at `url`. */
-export async function createDatabase(config: DatabaseConfig): Promise<Database> {
-  return config.kind === 'pglite' ? openPglite(config.dataDir) : openPostgres(config.url);
+/**
+ * PGlite in `dataDir` (or in memory for `memory://`), or PostgreSQL at `url`. `onConnectionError`
+ * hears about pooled connections that fail while idle (e.g. PostgreSQL restarted); the pool
+ * replaces them.
+ */
+export async function createDatabase(
+  config: DatabaseConfig,
+  onConnectionError: (error: Error) => void = () => {},
+): Promise<Database> {
+  return config.kind === 'pglite'
+    ? openPglite(config.dataDir)
+    : openPostgres(config.url, onConnectionError);
 }
 
 /** `loadDataDir`: start from a dump of another PGlite database (tests clone a migrated one). */
@@ -79,8 +88,13 @@ export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<D
   };
 }
 
-export async function openPostgres(url: string): Promise<Database> {
+export async function openPostgres(
+  url: string,
+  onConnectionError: (error: Error) => void = () => {},
+): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Without a listener, an idle connection's error would be an unhandled 'error' event.
+  pool.on('error', onConnectionError);
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
     plugins: [new CamelCasePlugin()],
