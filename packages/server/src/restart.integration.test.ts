@@ -20,7 +20,11 @@ async function boot(env: Record<string, string>) {
 
 describe('a restart keeps what was stored', () => {
   const dirs: string[] = [];
-  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+  const drops: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    await Promise.all(drops.map((drop) => drop()));
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
 
   const backends: [string, () => Promise<Record<string, string>>][] = [
     [
@@ -39,7 +43,8 @@ describe('a restart keeps what was stored', () => {
         const dir = await mkdtemp(path.join(tmpdir(), 'svc-restart-'));
         dirs.push(dir);
         const { createTestDatabase } = await import('../test/test-db.js');
-        const { database } = await createTestDatabase('postgres');
+        const { database, drop } = await createTestDatabase('postgres');
+        drops.push(drop);
         const name = (
           await database.db
             .selectNoFrom((eb) => eb.fn<string>('current_database').as('d'))

@@ -81,6 +81,13 @@ async function freshPostgres(): Promise<TestDatabase> {
       await prepare(database);
       await database.close();
       await admin.query(`alter database ${building} rename to ${template}`);
+      // Templates of earlier migration sets are of no more use.
+      const stale = await admin.query<{ datname: string }>(
+        "select datname from pg_database where datname like 'svc\\_tpl\\_%' and datname <> $1",
+        [template],
+      );
+      for (const { datname } of stale.rows)
+        await admin.query(`drop database if exists ${datname} with (force)`);
     }
     await admin.query(`create database ${name} template ${template}`);
   } finally {
