@@ -26,6 +26,9 @@ export const ErrorCode = z.enum([
   'target_not_organization',
   'target_billing_inactive',
   'subscription_required',
+  // Vault
+  'invalid_public_key',
+  'duplicate_key',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -63,4 +66,6 @@ export const errorStatus = {
   target_not_organization: 400,
   target_billing_inactive: 400,
   subscription_required: 400,
+  invalid_public_key: 400,
+  duplicate_key: 409,
 } as const satisfies Record<ErrorCode, number>;

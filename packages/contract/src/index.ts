@@ -4,6 +4,7 @@ import { agentEndpoints } from './agents.js';
 import { billingEndpoints } from './billing.js';
 import type { Endpoint } from './endpoint.js';
 import { healthEndpoints } from './health.js';
+import { vaultEndpoints } from './vault.js';
 
 export * from './accounts.js';
 export * from './agents.js';
@@ -13,6 +14,7 @@ export * from './endpoint.js';
 export * from './errors.js';
 export * from './health.js';
 export * from './openapi.js';
+export * from './vault.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */
 export const allEndpoints: readonly Endpoint[] = [
@@ -20,4 +22,5 @@ export const allEndpoints: readonly Endpoint[] = [
   ...accountEndpoints,
   ...agentEndpoints,
   ...billingEndpoints,
+  ...vaultEndpoints,
 ];

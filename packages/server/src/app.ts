@@ -14,6 +14,7 @@ import { sessionAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { createRouter } from './http/router.js';
 import { mountOperationsRoutes } from './operations.routes.js';
+import { mountVaultRoutes } from './vault/vault.routes.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -71,6 +72,7 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   mountAccountsRoutes(router, ctx);
   mountAgentsRoutes(router, ctx);
   mountBillingRoutes(router, ctx);
+  mountVaultRoutes(router, ctx);
   app.route('/', router.app);
 
   app.notFound((c) => c.json(toErrorEnvelope(new AppError('not_found')), 404));

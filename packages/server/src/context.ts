@@ -15,6 +15,7 @@ import { jobDefinitions } from './job-registry.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
+import { createVaultService, type VaultService } from './vault/vault.service.js';
 
 /** Everything with state or I/O, built once and passed down. */
 export interface AppContext {
@@ -28,6 +29,7 @@ export interface AppContext {
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
   readonly billing: BillingService;
+  readonly vault: VaultService;
   /** Job definitions beyond the registry's (tests add their own). */
   readonly extraJobs: readonly JobDefinition<unknown>[];
 }
@@ -96,6 +98,7 @@ export async function createContext(
     compute,
     agents,
     billing: createBillingService({ database, accounts }),
+    vault: createVaultService({ database, clock, accounts }),
     extraJobs: overrides.extraJobs ?? [],
   };
 }

@@ -1,4 +1,4 @@
-import type { AgentState, BillingType, Cohort, Region, Size } from '@svc/contract';
+import type { AgentState, BillingType, Cohort, Region, Size, SshKeyType } from '@svc/contract';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -106,6 +106,16 @@ export interface AuditEventsTable {
   createdAt: Date;
 }
 
+export interface VaultEntriesTable {
+  id: string;
+  accountId: string;
+  label: string;
+  type: SshKeyType;
+  publicKey: string;
+  fingerprintSha256: string;
+  createdAt: CreatedAt;
+}
+
 export interface DB {
   users: UsersTable;
   accounts: AccountsTable;
@@ -116,6 +126,7 @@ export interface DB {
   usagePeriods: UsagePeriodsTable;
   auditEvents: AuditEventsTable;
   subscriptionSlots: SubscriptionSlotsTable;
+  vaultEntries: VaultEntriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001-accounts.js';
 import * as m0002 from './0002-agents.js';
 import * as m0003 from './0003-slots-clones.js';
+import * as m0004 from './0004-vault.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -11,4 +12,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0001-accounts': m0001,
   '0002-agents': m0002,
   '0003-slots-clones': m0003,
+  '0004-vault': m0004,
 };
