@@ -12,6 +12,7 @@ export * from './billing.js';
 export * from './common.js';
 export * from './endpoint.js';
 export * from './errors.js';
+export * from './firewall.js';
 export * from './health.js';
 export * from './openapi.js';
 export * from './vault.js';

@@ -1,0 +1,54 @@
+import type { FirewallRule, FirewallRules } from '@svc/contract';
+import ipaddr from 'ipaddr.js';
+import type { z } from 'zod';
+
+/**
+ * The canonical form of a validated rule set: direction `in`, a bare address as `/32` or
+ * `/128`, host bits cleared, IPv6 compressed and lower-case, duplicates dropped.
+ */
+export function canonicalRules(input: z.output<typeof FirewallRules>): FirewallRule[] {
+  return input.rules.map((rule) => ({
+    direction: 'in',
+    protocol: rule.protocol,
+    port: rule.port,
+    sourceIps: [...new Set(rule.sourceIps.map(canonicalCidr))],
+    description: rule.description ?? '',
+  }));
+}
+
+export function canonicalCidr(source: string): string {
+  const [address, bits] = source.includes('/')
+    ? ipaddr.parseCIDR(source)
+    : (() => {
+        const parsed = ipaddr.parse(source);
+        return [parsed, parsed.kind() === 'ipv4' ? 32 : 128] as const;
+      })();
+  const network =
+    address.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${bits}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${bits}`);
+  return `${network.toString()}/${bits}`;
+}
+
+/** Whether some rule lets `address` reach `protocol`/`port` (what a stateful firewall checks). */
+export function allows(
+  rules: readonly FirewallRule[],
+  protocol: 'tcp' | 'udp',
+  port: number,
+  address: string,
+): boolean {
+  let peer = ipaddr.parse(address);
+  // A v4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d.
+  if (peer.kind() === 'ipv6' && (peer as ipaddr.IPv6).isIPv4MappedAddress()) {
+    peer = (peer as ipaddr.IPv6).toIPv4Address();
+  }
+  return rules.some((rule) => {
+    if (rule.protocol !== protocol) return false;
+    const [low, high = low] = rule.port.split('-').map(Number) as [number, number?];
+    if (port < low || port > (high as number)) return false;
+    return rule.sourceIps.some((cidr) => {
+      const [network, bits] = ipaddr.parseCIDR(cidr);
+      return network.kind() === peer.kind() && peer.match(network, bits);
+    });
+  });
+}
