@@ -66,7 +66,6 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
       agent,
       'session-or-agent': (c, next) => (bearerToken(c) ? agent(c, next) : session(c, next)),
     },
-    validateResponses: ctx.config.env !== 'production',
   });
   mountOperationsRoutes(router, ctx);
   mountAccountsRoutes(router, ctx);

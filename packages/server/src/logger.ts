@@ -22,9 +22,7 @@ const CREDENTIAL_FIELDS = [
   'hmac',
   'secret',
   'clientSecret',
-  'code',
   'codeVerifier',
-  'state',
   'privateKey',
   'initialPassword',
 ];

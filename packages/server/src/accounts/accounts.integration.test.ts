@@ -162,6 +162,20 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     expect((await client.get('/api/me')).status).toBe(401);
   });
 
+  it('holds the limit under a parallel burst of wrong passwords', async () => {
+    await signUpUser(t.newClient(), { email: 'burst@example.com' });
+    const statuses = await Promise.all(
+      Array.from({ length: 25 }, () =>
+        t
+          .newClient()
+          .post('/api/auth/sign-in', { email: 'burst@example.com', password: 'wrong pass' })
+          .then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(SIGN_IN_LIMITS.perEmail);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(25 - SIGN_IN_LIMITS.perEmail);
+  });
+
   it('limits failed sign-ins per e-mail with 429 and Retry-After, until the window passes', async () => {
     await signUpUser(t.newClient(), { email: 'limited@example.com' });
     const attempt = (password: string) =>

@@ -36,7 +36,7 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
 
   router.mount(api.createOrg, async ({ body }, c) => {
     const user = c.var.user;
-    return accounts.createOrg({ userId: user.id }, { ...body, ownerUserId: user.id });
+    return accounts.createOrg({ ...body, ownerUserId: user.id });
   });
 
   router.mount(api.listMembers, async ({ params }, c) => ({

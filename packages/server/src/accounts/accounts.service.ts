@@ -8,7 +8,7 @@ import * as repo from './accounts.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
 import { hashSessionId, newSessionId, SESSION_TTL_MS } from './sessions.js';
 import * as sessionsRepo from './sessions.repo.js';
-import { assertSignInAllowed, recordFailedSignIn } from './sign-in-limits.js';
+import { refundSignInAttempt, takeSignInAttempt } from './sign-in-limits.js';
 import { firstFreeSlug, personalSlugBase } from './slugs.js';
 
 /** Who acts: a signed-in user, or the operator through the admin CLI (no membership checks). */
@@ -92,15 +92,20 @@ export function createAccountsService({
       })
       .catch(rethrowUnique('email_taken'));
     const base = personalSlugBase(input.email);
-    const account = await repo.insertAccount(tx, {
-      id: randomUUID(),
-      slug: firstFreeSlug(base, new Set(await repo.slugsStartingWith(tx, base))),
-      kind: 'personal',
-      name: input.name,
-      createdAt: now,
-    });
-    // Only a concurrent sign-up taking the same slug in the same instant gets here.
-    if (!account) throw new AppError('slug_taken');
+    const taken = new Set(await repo.slugsStartingWith(tx, base));
+    let account: AccountRow | undefined;
+    // A concurrent sign-up may take the chosen slug first: move on to the next candidate.
+    while (!account) {
+      const slug = firstFreeSlug(base, taken);
+      account = await repo.insertAccount(tx, {
+        id: randomUUID(),
+        slug,
+        kind: 'personal',
+        name: input.name,
+        createdAt: now,
+      });
+      taken.add(slug);
+    }
     await repo.insertMember(tx, {
       accountId: account.id,
       userId: user.id,
@@ -142,6 +147,8 @@ export function createAccountsService({
     memberAccountIds: (executor: Executor, userId: string) => repo.listAccountIds(executor, userId),
 
     async signUp(input: { email: string; password: string; name: string }) {
+      // Refuse a taken address before spending a hash on it (checked again in the transaction).
+      if (await repo.findUserByEmail(db, input.email)) throw new AppError('email_taken');
       const passwordHash = await hashPassword(input.password, passwordCost);
       return database.transaction(async (tx) => {
         const created = await insertUserWithAccount(tx, input, passwordHash);
@@ -171,13 +178,11 @@ export function createAccountsService({
     },
 
     async signIn(input: { email: string; password: string; clientAddress: string }) {
-      await assertSignInAllowed(db, input.email, input.clientAddress, clock.now());
+      await takeSignInAttempt(db, input.email, input.clientAddress, clock.now());
       const user = await repo.findUserByEmail(db, input.email);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
-      if (!user || !ok) {
-        await recordFailedSignIn(db, input.email, input.clientAddress, clock.now());
-        throw new AppError('invalid_credentials');
-      }
+      if (!user || !ok) throw new AppError('invalid_credentials');
+      await refundSignInAttempt(db, input.email, input.clientAddress);
       const session = await database.transaction((tx) => newSession(tx, user.id));
       return { user: toUser(user), session };
     },
@@ -203,7 +208,8 @@ export function createAccountsService({
       return { user, accounts: rows.map((row) => toMembership(row, row.role)) };
     },
 
-    async createOrg(actor: Actor, input: { name: string; slug: string; ownerUserId: string }) {
+    /** A new organization owned by `ownerUserId` (the caller, or a user the operator names). */
+    async createOrg(input: { name: string; slug: string; ownerUserId: string }) {
       return database.transaction(async (tx) => {
         const now = clock.now();
         const account = await repo.insertAccount(tx, {
@@ -214,8 +220,6 @@ export function createAccountsService({
           createdAt: now,
         });
         if (!account) throw new AppError('slug_taken');
-        if (actor !== 'operator' && actor.userId !== input.ownerUserId)
-          throw new AppError('forbidden');
         await repo.insertMember(tx, {
           accountId: account.id,
           userId: input.ownerUserId,

@@ -15,36 +15,16 @@ const keysFor = (email: string, address: string) => [
   { key: `sign-in:address:${address}`, limit: SIGN_IN_LIMITS.perAddress },
 ];
 
-/** Throws `rate_limited` (with `Retry-After`) when either counter is full for this window. */
-export async function assertSignInAllowed(db: Executor, email: string, address: string, now: Date) {
-  const keys = keysFor(email, address);
-  const rows = await db
-    .selectFrom('rateLimits')
-    .selectAll()
-    .where(
-      'key',
-      'in',
-      keys.map((k) => k.key),
-    )
-    .execute();
-  for (const row of rows) {
-    const limit = keys.find((k) => k.key === row.key)?.limit ?? 0;
-    const resetsAt = row.windowStartedAt.getTime() + SIGN_IN_LIMITS.windowMs;
-    if (row.attempts >= limit && resetsAt > now.getTime()) {
-      const retryAfter = Math.ceil((resetsAt - now.getTime()) / 1000);
-      throw new AppError('rate_limited', {
-        message: 'too many failed sign-ins',
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
-  }
-}
-
-/** Counts one failed sign-in against both counters; a counter whose window has passed restarts. */
-export async function recordFailedSignIn(db: Executor, email: string, address: string, now: Date) {
+/**
+ * Counts a sign-in attempt before the password is checked, atomically per counter, and throws
+ * `rate_limited` (with `Retry-After`) once either counter is over its limit. Counting first is what
+ * keeps a parallel burst from slipping past the limit; a successful sign-in gives its attempt back
+ * (`refundSignInAttempt`), so only failures use the allowance.
+ */
+export async function takeSignInAttempt(db: Executor, email: string, address: string, now: Date) {
   const windowStart = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
-  for (const { key } of keysFor(email, address)) {
-    await db
+  for (const { key, limit } of keysFor(email, address)) {
+    const row = await db
       .insertInto('rateLimits')
       .values({ key, windowStartedAt: now, attempts: 1 })
       .onConflict((oc) =>
@@ -53,6 +33,26 @@ export async function recordFailedSignIn(db: Executor, email: string, address: s
           windowStartedAt: sql`case when rate_limits.window_started_at <= ${windowStart} then ${now} else rate_limits.window_started_at end`,
         }),
       )
+      .returning(['attempts', 'windowStartedAt'])
+      .executeTakeFirstOrThrow();
+    if (row.attempts > limit) {
+      const resetsAt = row.windowStartedAt.getTime() + SIGN_IN_LIMITS.windowMs;
+      const retryAfter = Math.max(1, Math.ceil((resetsAt - now.getTime()) / 1000));
+      throw new AppError('rate_limited', {
+        message: 'too many failed sign-ins',
+        headers: { 'Retry-After': String(retryAfter) },
+      });
+    }
+  }
+}
+
+/** Gives a successful sign-in's attempt back to both counters. */
+export async function refundSignInAttempt(db: Executor, email: string, address: string) {
+  for (const { key } of keysFor(email, address)) {
+    await db
+      .updateTable('rateLimits')
+      .set({ attempts: sql`greatest(attempts - 1, 0)` })
+      .where('key', '=', key)
       .execute();
   }
 }

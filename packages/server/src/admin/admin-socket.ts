@@ -1,10 +1,21 @@
 import { chmod, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { runAdminCommand } from './commands.js';
+
+const isAnswering = (socketPath: string) =>
+  new Promise<boolean>((resolve) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
 
 export const adminSocketPath = (dataDir: string) => path.join(dataDir, 'admin.sock');
 
@@ -28,8 +39,12 @@ export async function startAdminSocket(ctx: AppContext): Promise<{ close(): Prom
       return c.json({ error: 'internal_error', message: 'see the service log' }, 500);
     }
   });
-  // A socket file left by a process that died would make listen fail; main holds the database,
-  // so no other live service can be behind it.
+  // Another live process (e.g. an api and a worker sharing DATA_DIR on PostgreSQL) answers
+  // already; a socket file left by a process that died would make listen fail.
+  if (await isAnswering(socketPath)) {
+    ctx.log.admin.info({ socketPath }, 'another process serves the admin socket');
+    return { close: async () => {} };
+  }
   await rm(socketPath, { force: true });
   const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {

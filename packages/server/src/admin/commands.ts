@@ -39,7 +39,7 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
     run: async (ctx, args) => {
       const owner = await ctx.accounts.findUserByEmail(args.owner);
       if (!owner) throw new AppError('not_found', { message: `no user "${args.owner}"` });
-      return ctx.accounts.createOrg('operator', {
+      return ctx.accounts.createOrg({
         name: args.name,
         slug: args.slug,
         ownerUserId: owner.id,

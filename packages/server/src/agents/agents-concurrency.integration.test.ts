@@ -140,4 +140,17 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
       t.compute.behave('reboot', {});
     },
   );
+
+  it("keeps a destroyed Agent's token dead even when teardown fails", async () => {
+    const agent = await newRunningAgent();
+    const token = (await t.ctx.agents.agentToken(agent.id, false)).token;
+    const auth = { headers: { authorization: `Bearer ${token}` } };
+    expect((await t.newClient().get('/api/agent/self', auth)).status).toBe(200);
+    t.compute.behave('deleteServer', { failTimes: Number.POSITIVE_INFINITY });
+    expect((await call(agent.id, 'destroy')).status).toBe(200);
+    await waitFor(async () => (await stateOf(agent.id)) === 'error', 20_000, 'destroy failed');
+    t.compute.behave('deleteServer', {});
+    expect((await client.get(`/api/agents/${agent.id}`)).body.statusReason).toBe('destroy_failed');
+    expect((await t.newClient().get('/api/agent/self', auth)).status).toBe(401);
+  });
 });

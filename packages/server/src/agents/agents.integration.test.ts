@@ -279,4 +279,44 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
     await waitFor(async () => (await client.get(`/api/agents/${agent.id}`)).status === 404);
     expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
   });
+
+  it('reconciles: a move whose job died becomes error with a reason, and servers no live Agent owns are removed', async () => {
+    const stuck = await running();
+    const longAgo = new Date(Date.now() - 2 * 60 * 60_000);
+    await t.ctx.database.db
+      .updateTable('agents')
+      .set({ state: 'stopping', updatedAt: longAgo })
+      .where('id', '=', stuck.id)
+      .execute();
+    const timedOut = await running();
+    // Provisioning gave up, but removing its server failed: the server must still go.
+    await t.ctx.database.db
+      .updateTable('agents')
+      .set({ state: 'error', statusReason: 'provisioning_timeout' })
+      .where('id', '=', timedOut.id)
+      .execute();
+    expect(t.compute.servers.has(timedOut.id)).toBe(true);
+    await t.ctx.jobs.enqueue(t.ctx.database.db, 'agents.reconcile', {});
+    await waitFor(async () => (await statusOf(stuck.id)) === 'error', 15_000, 'stuck move failed');
+    expect((await client.get(`/api/agents/${stuck.id}`)).body.statusReason).toBe('stop_timeout');
+    await waitFor(
+      () => !t.compute.servers.has(timedOut.id),
+      15_000,
+      'server of a timed-out Agent removed',
+    );
+    expect(t.compute.servers.has(stuck.id)).toBe(true);
+    // From error the user can destroy it.
+    expect((await client.delete(`/api/agents/${stuck.id}`)).status).toBe(200);
+  });
+
+  it('answers a billing switch outside running and stopped with 409 before any other rule', async () => {
+    t.compute.behave('createServer', { latencyMs: 800 });
+    const res = await create();
+    const patch = await client.patch(`/api/agents/${res.body.id}/billing`, {
+      billingType: 'subscription',
+    });
+    expect(patch).toMatchObject({ status: 409, body: { error: 'invalid_state' } });
+    t.compute.behave('createServer', {});
+    await reach(res.body.id, 'running');
+  });
 });

@@ -21,6 +21,9 @@ export interface AgentJobsDeps {
 
 const Payload = z.object({ agentId: z.uuid() });
 
+/** A start, stop, restart or destroy still unfinished after this long has failed for good. */
+export const STUCK_AFTER_MS = 60 * 60_000;
+
 /**
  * The jobs that complete Agent moves. Each is idempotent: it re-reads the Agent and does nothing
  * when it is no longer in the state the job was enqueued for, and every completion is a guarded
@@ -141,16 +144,36 @@ export function agentJobs(deps: AgentJobsDeps) {
       async run() {
         // Servers the driver has that no Agent owns: left by a crash between the provider's
         // work and our commit, or by hand. They would run (and cost) forever.
+        // Includes servers of Agents whose provisioning failed or timed out, in case that
+        // cleanup failed too.
         const servers = await compute.listServers({ managedBy: 'svc', kind: 'agent' });
-        const known = new Set(
-          await repo.existingIds(
+        const owned = new Set(
+          await repo.idsOwningServers(
             database.db,
             servers.map((s) => s.id),
           ),
         );
-        for (const server of servers.filter((s) => !known.has(s.id))) {
+        for (const server of servers.filter((s) => !owned.has(s.id))) {
           log.warn({ serverId: server.id }, 'removing a server no Agent owns');
           await compute.deleteServer(server.id);
+        }
+        // A move whose job died without reaching its last attempt (crash, expiry) would leave
+        // the Agent in a transient state no user action accepts: give it up as `error`.
+        const now = clock.now();
+        const cutoff = new Date(now.getTime() - STUCK_AFTER_MS);
+        for (const [action, move] of Object.entries(AGENT_MOVES)) {
+          await database.transaction(async (tx) => {
+            for (const row of await repo.failStuck(
+              tx,
+              move.via,
+              `${action}_timeout`,
+              cutoff,
+              now,
+            )) {
+              log.warn({ agentId: row.id, state: move.via }, 'move timed out');
+              await rolloverUsage(tx, meteredAgent(row), now);
+            }
+          });
         }
       },
     }),

@@ -1,17 +1,44 @@
 import type { AgentState, BillingType } from '@svc/contract';
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AgentsTable } from '../db/schema.js';
 
 export const insertAgent = (db: Executor, agent: Insertable<AgentsTable>) =>
   db.insertInto('agents').values(agent).returningAll().executeTakeFirstOrThrow();
 
-export const existingIds = async (db: Executor, ids: readonly string[]) =>
+/** Reasons for `error` after which an Agent has no server (provisioning never finished). */
+export const SERVERLESS_ERRORS = ['provisioning_timeout', 'provisioning_failed'];
+
+/** Which of these ids belong to Agents that should have a server. */
+export const idsOwningServers = async (db: Executor, ids: readonly string[]) =>
   ids.length === 0
     ? []
-    : (await db.selectFrom('agents').select('id').where('id', 'in', ids).execute()).map(
-        (r) => r.id,
-      );
+    : (
+        await db
+          .selectFrom('agents')
+          .select('id')
+          .where('id', 'in', ids)
+          .where((eb) =>
+            eb.or([eb('state', '!=', 'error'), eb('statusReason', 'not in', SERVERLESS_ERRORS)]),
+          )
+          .execute()
+      ).map((r) => r.id);
+
+/** Agents left in `state` since before `cutoff` (their job died): moved to `error`. */
+export const failStuck = (
+  db: Executor,
+  state: AgentState,
+  reason: string,
+  cutoff: Date,
+  at: Date,
+) =>
+  db
+    .updateTable('agents')
+    .set({ state: 'error', statusReason: reason, updatedAt: at })
+    .where('state', '=', state)
+    .where('updatedAt', '<', cutoff)
+    .returningAll()
+    .execute();
 
 export const findAgent = (db: Executor, id: string) =>
   db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
@@ -41,6 +68,8 @@ export const transitionAgent = (
     statusReason?: string | null;
     /** Refuse while the Agent's disk is being copied for a clone. */
     notCloning?: boolean;
+    /** Invalidate every token issued so far (destroy). */
+    revokeTokens?: boolean;
   },
 ) => {
   let query = db
@@ -50,6 +79,7 @@ export const transitionAgent = (
       updatedAt: change.at,
       statusReason: change.statusReason ?? null,
       ...(change.to !== 'provisioning' && { provisionDeadlineAt: null }),
+      ...(change.revokeTokens && { tokenGen: sql<number>`token_gen + 1` }),
     })
     .where('id', '=', id)
     .where('state', 'in', change.from);

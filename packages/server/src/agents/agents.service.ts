@@ -264,8 +264,14 @@ export function createAgentsService(deps: AgentsDeps) {
     async setBilling(userId: string, agentId: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        if (billingType === 'subscription' && agent.cohort === 'legacy')
+        if (agent.state !== 'running' && agent.state !== 'stopped') {
+          throw new AppError('invalid_state', {
+            message: `cannot change billing while ${agent.state}`,
+          });
+        }
+        if (billingType === 'subscription' && agent.cohort === 'legacy') {
           throw new AppError('legacy_cohort');
+        }
         const now = clock.now();
         const slot =
           billingType === 'subscription' && agent.billingType !== 'subscription'
@@ -298,6 +304,8 @@ export function createAgentsService(deps: AgentsDeps) {
           to: move.via,
           at: now,
           notCloning: move.refusedWhileCloning,
+          // A destroyed Agent's token must stay dead even if teardown fails.
+          revokeTokens: action === 'destroy',
         });
         if (!moved) {
           const cloning = current.cloningBy ? ' (being cloned)' : '';

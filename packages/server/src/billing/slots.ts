@@ -17,14 +17,21 @@ const occupied = sql<boolean>`exists (select 1 from agents a where a.slot_id = s
 
 /**
  * A slot for one more subscription-billed resource of this kind: a free one if the account has
- * it, else a new one (`addedNewSlot`). The free slot is locked so two concurrent callers never
- * take the same one; the unique index on `slot_id` backs that up.
+ * it, else a new one (`addedNewSlot`). Takers of one account queue on its row, so two never get
+ * the same slot; the unique index on `slot_id` backs that up.
  */
 export async function takeSlot(
   tx: Executor,
   kind: SlotKind,
   at: Date,
 ): Promise<{ slotId: string; addedNewSlot: boolean }> {
+  // Serializes slot takers per account: a slot freed and taken concurrently is seen by the next.
+  await tx
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', '=', kind.accountId)
+    .forUpdate()
+    .execute();
   const free = await tx
     .selectFrom('subscriptionSlots as s')
     .select('s.id')

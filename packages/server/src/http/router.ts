@@ -13,8 +13,6 @@ export type Handler<E extends Endpoint> = (
 export interface RouterOptions {
   /** The middleware that checks each kind of credential. */
   readonly authenticators: Readonly<Record<Exclude<AuthKind, 'none'>, MiddlewareHandler<AppEnv>>>;
-  /** Parse every response with its schema (development and tests): a drift fails loudly. */
-  readonly validateResponses: boolean;
 }
 
 /**
@@ -37,7 +35,8 @@ export function createRouter(options: RouterOptions) {
         if (result instanceof Response) return result;
         const { status, body } = endpoint.response;
         if (!body) return c.body(null, status as StatusCode);
-        const output = options.validateResponses ? body.parse(result) : result;
+        // Parsing strips anything the contract does not list, so no stray field can leak.
+        const output = body.parse(result);
         return c.json(output, status as ContentfulStatusCode);
       };
       app.on(endpoint.method, [path], ...auth, respond);

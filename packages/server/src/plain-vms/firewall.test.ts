@@ -63,6 +63,11 @@ const VALID: [string, unknown[], { port: string; sourceIps: string[] }[]][] = [
   ['port range', [rule({ port: '8000-8100' })], [{ port: '8000-8100', sourceIps: ['0.0.0.0/0'] }]],
   ['single-port range', [rule({ port: '80-80' })], [{ port: '80-80', sourceIps: ['0.0.0.0/0'] }]],
   ['lowest port', [rule({ port: '1' })], [{ port: '1', sourceIps: ['0.0.0.0/0'] }]],
+  [
+    'leading zeros in ports',
+    [rule({ port: '080-0443' })],
+    [{ port: '80-443', sourceIps: ['0.0.0.0/0'] }],
+  ],
   ['highest port', [rule({ port: '65535' })], [{ port: '65535', sourceIps: ['0.0.0.0/0'] }]],
   ['full range', [rule({ port: '1-65535' })], [{ port: '1-65535', sourceIps: ['0.0.0.0/0'] }]],
   [

@@ -10,7 +10,7 @@ export function canonicalRules(input: z.output<typeof FirewallRules>): FirewallR
   return input.rules.map((rule) => ({
     direction: 'in',
     protocol: rule.protocol,
-    port: rule.port,
+    port: rule.port.split('-').map(Number).join('-'),
     sourceIps: [...new Set(rule.sourceIps.map(canonicalCidr))],
     description: rule.description ?? '',
   }));
