@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SshKeyType } from '@svc/contract';
+import { SshKeyType } from '@svc/contract';
 
 export interface PublicKey {
   readonly type: SshKeyType;
@@ -50,15 +50,7 @@ export function parsePublicKey(line: string): ParseResult {
 }
 
 function isKeyType(type: string): type is SshKeyType {
-  return [
-    'ssh-rsa',
-    'ssh-ed25519',
-    'ecdsa-sha2-nistp256',
-    'ecdsa-sha2-nistp384',
-    'ecdsa-sha2-nistp521',
-    'sk-ssh-ed25519@openssh.com',
-    'sk-ecdsa-sha2-nistp256@openssh.com',
-  ].includes(type);
+  return SshKeyType.safeParse(type).success;
 }
 
 /** Why the blob is not a well-formed key of `type`, or `undefined` when it is. */
