@@ -9,6 +9,7 @@ import type { Agent } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { TEST_ENV } from '../test/test-context.js';
+import { parentEnv } from '../test/test-db.js';
 import { waitFor } from '../test/wait.js';
 
 const MAIN = path.join(import.meta.dirname, 'main.ts');
@@ -24,7 +25,7 @@ const freePort = () =>
 /** The real service in its own process, as `npm start` runs it. */
 function startService(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'warn', ...env },
+    env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../test/test-context.js';
+import { createTestDatabase, databaseKinds, testDatabaseUrl } from '../test/test-db.js';
 import { createApp } from './app.js';
 import { loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
@@ -36,13 +37,12 @@ describe('a restart keeps what was stored', () => {
       },
     ],
   ];
-  if (process.env.TEST_DATABASE_URL) {
+  if (databaseKinds.includes('postgres')) {
     backends.push([
       'PostgreSQL at DATABASE_URL',
       async () => {
         const dir = await mkdtemp(path.join(tmpdir(), 'svc-restart-'));
         dirs.push(dir);
-        const { createTestDatabase } = await import('../test/test-db.js');
         const { database, drop } = await createTestDatabase('postgres');
         drops.push(drop);
         const name = (
@@ -51,9 +51,7 @@ describe('a restart keeps what was stored', () => {
             .executeTakeFirstOrThrow()
         ).d;
         await database.close();
-        const url = new URL(process.env.TEST_DATABASE_URL as string);
-        url.pathname = `/${name}`;
-        return { DATA_DIR: dir, DATABASE_URL: url.toString() };
+        return { DATA_DIR: dir, DATABASE_URL: testDatabaseUrl(name) };
       },
     ]);
   }

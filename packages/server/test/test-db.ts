@@ -9,8 +9,21 @@ import { createLogger } from '../src/logger.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/** The only environment tests read: a PostgreSQL server to run every database test on too. */
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+/** The PostgreSQL URL of one database on the test server. */
+export function testDatabaseUrl(database: string): string {
+  const url = new URL(TEST_DATABASE_URL as string);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The environment of the test process, for the service processes some tests start. */
+export const parentEnv = (): Readonly<Record<string, string | undefined>> => ({ ...process.env });
+
 /** PGlite always; PostgreSQL too when `TEST_DATABASE_URL` is set (as in CI). */
-export const databaseKinds: readonly DatabaseKind[] = process.env.TEST_DATABASE_URL
+export const databaseKinds: readonly DatabaseKind[] = TEST_DATABASE_URL
   ? ['pglite', 'postgres']
   : ['pglite'];
 
@@ -58,16 +71,10 @@ async function migrationsHash(): Promise<string> {
   return hash.digest('hex').slice(0, 16);
 }
 
-function urlFor(database: string): string {
-  const url = new URL(process.env.TEST_DATABASE_URL as string);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
 async function freshPostgres(): Promise<TestDatabase> {
   const template = `svc_tpl_${await migrationsHash()}`;
   const name = `svc_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   try {
     // One test file builds the template; the others wait for it.
@@ -77,7 +84,7 @@ async function freshPostgres(): Promise<TestDatabase> {
       const building = `${template}_building`;
       await admin.query(`drop database if exists ${building} with (force)`);
       await admin.query(`create database ${building}`);
-      const database = await openPostgres(urlFor(building));
+      const database = await openPostgres(testDatabaseUrl(building));
       await prepare(database);
       await database.close();
       await admin.query(`alter database ${building} rename to ${template}`);
@@ -95,9 +102,9 @@ async function freshPostgres(): Promise<TestDatabase> {
     await admin.end();
   }
   return {
-    database: await openPostgres(urlFor(name)),
+    database: await openPostgres(testDatabaseUrl(name)),
     drop: async () => {
-      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();

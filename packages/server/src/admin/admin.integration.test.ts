@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../../test/test-context.js';
+import { parentEnv } from '../../test/test-db.js';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
 import { resolveSecrets } from '../config/dev-keys.js';
@@ -18,7 +19,7 @@ const entry = path.join(import.meta.dirname, 'main.ts');
 /** The real operator CLI, as `npm run admin -- …` runs it. */
 const admin = (env: Record<string, string>, ...args: string[]) =>
   run(process.execPath, ['--import', 'tsx', entry, ...args], {
-    env: { ...process.env, ...TEST_ENV, LOG_LEVEL: 'silent', ...env },
+    env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'silent', ...env },
   });
 
 describe('operator CLI', () => {
