@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { timingSafeEqual } from 'node:crypto';
+import type { FirewallRule } from '@svc/contract';
+import {
+  type AuthContext,
+  type AuthenticationType,
+  type Connection,
+  Server,
+  type ServerChannel,
+  utils,
+} from 'ssh2';
+import { verify as verifyCrypt } from 'unixcrypt';
+import type { Logger } from '../../logger.js';
+import { allows } from '../../plain-vms/firewall.js';
+
+/** Who may log in to a local Plain VM, read afresh for every connection. */
+export interface SshAccess {
+  readonly user: string;
+  /** `type base64` lines: exactly the Vault keys chosen at creation. */
+  readonly authorizedKeys: readonly string[];
+  /** SHA-512 crypt hash of the one-time password, when password login is enabled. */
+  readonly passwordHash?: string;
+  readonly home: string;
+  /** The VM's firewall as last applied. */
+  readonly rules: readonly FirewallRule[];
+}
+
+export interface SshServerOptions {
+  /** The VM's host key (OpenSSH or PEM private key). */
+  readonly hostKey: string;
+  readonly port?: number;
+  readonly access: () => Promise<SshAccess> | SshAccess;
+  readonly log: Logger;
+}
+
+const SHELL_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * A local Plain VM's SSH endpoint on loopback: the firewall decides who may connect at all (tcp
+ * port 22 rules, checked against the peer address on every connection, so changes apply at
+ * once), then the default user logs in with a chosen Vault key or the one-time password, and
+ * commands run in a real shell in the VM's home.
+ */
+export async function startSshServer(
+  options: SshServerOptions,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = new Server({ hostKeys: [options.hostKey] }, (client, info) => {
+    void serve(client, info.ip, options).catch((err) => {
+      options.log.warn({ err }, 'ssh connection failed');
+      client.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function serve(client: Connection, peer: string, options: SshServerOptions) {
+  client.on('error', () => {});
+  const access = await options.access();
+  if (!allows(access.rules, 'tcp', 22, peer)) {
+    options.log.info({ peer }, 'ssh connection refused by the firewall');
+    client.end();
+    return;
+  }
+  client.on('authentication', (ctx) => authenticate(ctx, access));
+  client.on('ready', () => {
+    client.on('session', (acceptSession) => {
+      const session = acceptSession();
+      session.on('pty', (accept) => accept?.());
+      session.on('env', (accept) => accept?.());
+      session.on('exec', (accept, _reject, { command }) => run(accept(), ['-c', command], access));
+      session.on('shell', (accept) => run(accept(), ['-i'], access));
+    });
+  });
+}
+
+function authenticate(ctx: AuthContext, access: SshAccess) {
+  if (ctx.username !== access.user) return ctx.reject();
+  if (ctx.method === 'publickey') {
+    for (const line of access.authorizedKeys) {
+      const key = utils.parseKey(line);
+      if (key instanceof Error) continue;
+      const allowed = key.getPublicSSH();
+      if (ctx.key.algo !== key.type || !sameBytes(ctx.key.data, allowed)) continue;
+      // Without a signature the client only asks whether this key would do.
+      if (!ctx.signature || key.verify(ctx.blob as Buffer, ctx.signature, ctx.hashAlgo) === true) {
+        return ctx.accept();
+      }
+    }
+    return ctx.reject(methods(access));
+  }
+  if (
+    ctx.method === 'password' &&
+    access.passwordHash &&
+    verifyCrypt(ctx.password, access.passwordHash)
+  ) {
+    return ctx.accept();
+  }
+  return ctx.reject(methods(access));
+}
+
+const methods = (access: SshAccess): AuthenticationType[] =>
+  access.passwordHash ? ['publickey', 'password'] : ['publickey'];
+
+const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
+
+function run(stream: ServerChannel, args: string[], access: SshAccess) {
+  const child = spawn('/bin/sh', args, {
+    cwd: access.home,
+    env: {
+      HOME: access.home,
+      USER: access.user,
+      LOGNAME: access.user,
+      PATH: SHELL_PATH,
+      SHELL: '/bin/sh',
+    },
+  });
+  stream.pipe(child.stdin);
+  child.stdout.pipe(stream, { end: false });
+  child.stderr.pipe(stream.stderr, { end: false });
+  child.on('close', (code) => {
+    stream.exit(code ?? 1);
+    stream.end();
+  });
+  stream.on('close', () => child.kill());
+}
