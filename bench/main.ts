@@ -2,6 +2,8 @@
 const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
   http: () => import('./http.js'),
   agents: () => import('./agents.js'),
+  tokens: () => import('./tokens.js'),
+  stage: () => import('./stage.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

@@ -28,6 +28,14 @@ describe('svc', () => {
     expect(await run([], t.io)).toBe(0);
     expect(t.out()).toMatch(/^Usage: svc/);
     expect(t.out()).toMatch(/where\s+Show the service URL/);
+    expect(t.out()).toMatch(/gateway \[options\]\s+Serve this Agent's editor and terminal/);
+    expect(t.out()).toMatch(/onboard \[options\]\s+Install the svc agent skill/);
+  });
+
+  it.each(['gateway', 'onboard', 'where'])('explains %s with --help', async (command) => {
+    const t = io();
+    expect(await run([command, '--help'], t.io)).toBe(0);
+    expect(t.out()).toMatch(new RegExp(`^Usage: svc ${command}`));
   });
 
   it('fails with a readable message on an unknown command', async () => {

@@ -5,6 +5,12 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly stdout: { write(text: string): unknown };
   readonly stderr: { write(text: string): unknown };
+  /** Asks the user a question (absent when nobody can answer: tests, pipes). */
+  readonly prompt?: (question: string) => Promise<string>;
+  /** Progress redraws one line on a terminal, else prints a line per step. */
+  readonly isTty?: boolean;
+  /** How the CLI reaches the service (tests pass the in-memory app's). */
+  readonly fetch?: typeof fetch;
 }
 
 /** Runs `svc` with these arguments and returns the exit code; never exits the process itself. */

@@ -212,6 +212,22 @@ export const getSelfAgent = defineEndpoint({
   errors: [],
 });
 
+export const openAgentGateway = defineEndpoint({
+  id: 'openAgentGateway',
+  method: 'POST',
+  path: '/api/agents/{id}/gateway-ticket',
+  auth: 'session',
+  tag: 'agents',
+  summary:
+    "A one-time link into a running Agent's editor and terminal: its gateway URL with a ticket that expires in a minute.",
+  params: AgentParams,
+  response: {
+    status: 201,
+    body: z.object({ url: z.string(), expiresAt: Timestamp }),
+  },
+  errors: ['invalid_state'],
+});
+
 export const agentEndpoints = [
   getSelfAgent,
   createAgent,
@@ -224,4 +240,5 @@ export const agentEndpoints = [
   cloneAgent,
   transferAgent,
   setAgentBilling,
+  openAgentGateway,
 ] as const;

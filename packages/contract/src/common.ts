@@ -18,6 +18,7 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   'docs',
   'healthz',
   'readyz',
+  'stagings',
   'static',
   'www',
 ]);

@@ -26,9 +26,18 @@ export const ErrorCode = z.enum([
   'target_not_organization',
   'target_billing_inactive',
   'subscription_required',
+  'not_transferable',
   // Vault
   'invalid_public_key',
   'duplicate_key',
+  // App connections
+  'scope_not_allowed',
+  'provider_not_configured',
+  'connection_error',
+  'refresh_unavailable',
+  // Bundles
+  'bundle_name_taken',
+  'upload_invalid',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -66,6 +75,13 @@ export const errorStatus = {
   target_not_organization: 400,
   target_billing_inactive: 400,
   subscription_required: 400,
+  not_transferable: 400,
   invalid_public_key: 400,
   duplicate_key: 409,
+  scope_not_allowed: 400,
+  provider_not_configured: 503,
+  connection_error: 410,
+  refresh_unavailable: 503,
+  bundle_name_taken: 409,
+  upload_invalid: 400,
 } as const satisfies Record<ErrorCode, number>;

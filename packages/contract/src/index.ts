@@ -1,20 +1,31 @@
 // The package's public surface: the only barrel file in the project.
 import { accountEndpoints } from './accounts.js';
 import { agentEndpoints } from './agents.js';
+import { appEndpoints } from './apps.js';
 import { billingEndpoints } from './billing.js';
+import { bundlePageEndpoints } from './bundle-pages.js';
+import { bundleEndpoints } from './bundles.js';
+import { dashboardEndpoints } from './dashboard.js';
 import type { Endpoint } from './endpoint.js';
 import { healthEndpoints } from './health.js';
+import { plainVmEndpoints } from './plain-vms.js';
 import { vaultEndpoints } from './vault.js';
 
 export * from './accounts.js';
 export * from './agents.js';
+export * from './apps.js';
 export * from './billing.js';
+export * from './bundle-manifest.js';
+export * from './bundle-pages.js';
+export * from './bundles.js';
 export * from './common.js';
+export * from './dashboard.js';
 export * from './endpoint.js';
 export * from './errors.js';
 export * from './firewall.js';
 export * from './health.js';
 export * from './openapi.js';
+export * from './plain-vms.js';
 export * from './vault.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */
@@ -23,5 +34,10 @@ export const allEndpoints: readonly Endpoint[] = [
   ...accountEndpoints,
   ...agentEndpoints,
   ...billingEndpoints,
+  ...plainVmEndpoints,
   ...vaultEndpoints,
+  ...appEndpoints,
+  ...bundleEndpoints,
+  ...bundlePageEndpoints,
+  ...dashboardEndpoints,
 ];

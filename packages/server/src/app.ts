@@ -4,19 +4,29 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { mountAccountsRoutes } from './accounts/accounts.routes.js';
+import { FS_UPLOAD_PATH, FsObjectStore } from './adapters/object-store/fs-object-store.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
+import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
 import { mountBillingRoutes } from './billing/billing.routes.js';
+import { mountBundlePages } from './bundles/bundle-pages.routes.js';
+import { mountBundlesRoutes } from './bundles/bundles.routes.js';
 import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
 import { agentAuth, bearerToken } from './http/auth-agent.js';
 import { sessionAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
+import { mountDashboard } from './http/dashboard.js';
+import { mountFsUploads } from './http/object-uploads.js';
 import { createRouter } from './http/router.js';
+import { sessionCookieName } from './http/session-cookie.js';
 import { mountOperationsRoutes } from './operations.routes.js';
+import { mountPlainVmsRoutes } from './plain-vms/plain-vms.routes.js';
 import { mountVaultRoutes } from './vault/vault.routes.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Staging reports and publishes list every file of a bundle (20,000 files ≈ 3 MB of JSON). */
+export const MAX_BUNDLE_BODY_BYTES = 32 * 1024 * 1024;
 
 /** The HTTP application: middleware, every feature's routes, and the one error handler. No listen. */
 export function createApp(ctx: AppContext): Hono<AppEnv> {
@@ -40,6 +50,9 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   });
   app.use(
     secureHeaders({
+      // A response that sets one of these headers itself keeps it: the dashboard's page and the
+      // app-connection popup's pages relax Cross-Origin-Opener-Policy so the popup can report back.
+      overwrite: false,
       contentSecurityPolicy: {
         defaultSrc: ["'self'"],
         objectSrc: ["'none'"],
@@ -48,17 +61,30 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
       },
     }),
   );
-  app.use(
+  const limit = (maxSize: number) =>
     bodyLimit({
-      maxSize: MAX_BODY_BYTES,
+      maxSize,
       onError: () => {
         throw new AppError('payload_too_large');
       },
-    }),
+    });
+  const limitBody = limit(MAX_BODY_BYTES);
+  const limitBundleBody = limit(MAX_BUNDLE_BODY_BYTES);
+  app.use((c, next) => {
+    // fs object uploads are raw bytes bounded by their signed size, not JSON bodies.
+    if (c.req.path.startsWith(`${FS_UPLOAD_PATH}/`)) return next();
+    if (c.req.path.startsWith('/api/glamps/')) return limitBundleBody(c, next);
+    return limitBody(c, next);
+  });
+  app.use(
+    '/api/*',
+    csrfProtection(
+      [new URL(ctx.config.http.publicUrl).origin],
+      sessionCookieName(ctx.config.http.secureCookies),
+    ),
   );
-  app.use('/api/*', csrfProtection([new URL(ctx.config.http.publicUrl).origin]));
 
-  const session = sessionAuth(ctx.accounts);
+  const session = sessionAuth(ctx.accounts, ctx.config.http.secureCookies);
   const agent = agentAuth((token) => ctx.agents.authenticateToken(token));
   const router = createRouter({
     authenticators: {
@@ -72,7 +98,14 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   mountAgentsRoutes(router, ctx);
   mountBillingRoutes(router, ctx);
   mountVaultRoutes(router, ctx);
+  mountPlainVmsRoutes(router, ctx);
+  mountAppConnectionsRoutes(router, ctx);
+  mountBundlesRoutes(router, ctx);
+  if (ctx.bundles.store instanceof FsObjectStore) mountFsUploads(app, ctx.bundles.store);
   app.route('/', router.app);
+  mountDashboard(app, ctx.config.http.dashboardDir);
+  // Last: the public bundle pages' two-segment routes must not shadow anything above.
+  mountBundlePages(app, ctx);
 
   app.notFound((c) => c.json(toErrorEnvelope(new AppError('not_found')), 404));
   app.onError((error, c) => {

@@ -5,8 +5,23 @@ import type { Argon2Cost } from './accounts/passwords.js';
 import { type Clock, systemClock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
 import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
+import { createObjectStore } from './adapters/object-store/create-object-store.js';
+import type { ObjectStore } from './adapters/object-store/object-store.js';
 import { type AgentsService, createAgentsService } from './agents/agents.service.js';
+import {
+  type AppConnectionsService,
+  createAppConnectionsService,
+} from './app-connections/app-connections.service.js';
+import {
+  type AuthorizationService,
+  createAuthorizationService,
+} from './app-connections/authorization.service.js';
+import { createConnectionTokens } from './app-connections/connection-tokens.js';
+import { createProviderClients } from './app-connections/oauth-client.js';
+import { TokenCipher } from './app-connections/token-cipher.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
+import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
+import { createPublishService, type PublishService } from './bundles/publish.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -15,6 +30,7 @@ import { jobDefinitions } from './job-registry.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
+import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
 
 /** Everything with state or I/O, built once and passed down. */
@@ -30,6 +46,15 @@ export interface AppContext {
   readonly agents: AgentsService;
   readonly billing: BillingService;
   readonly vault: VaultService;
+  readonly plainVms: PlainVmsService;
+  readonly tokenCipher: TokenCipher;
+  readonly appConnections: AppConnectionsService;
+  readonly appAuthorization: AuthorizationService;
+  readonly bundles: {
+    readonly store: ObjectStore;
+    readonly publish: PublishService;
+    readonly catalog: CatalogService;
+  };
   /** Job definitions beyond the registry's (tests add their own). */
   readonly extraJobs: readonly JobDefinition<unknown>[];
 }
@@ -45,6 +70,9 @@ export interface ContextOverrides {
   readonly immediateJobRetries?: boolean;
   readonly extraJobs?: readonly JobDefinition<unknown>[];
   readonly compute?: ComputeDriver;
+  /** How the service reaches OAuth providers (tests count or fault calls). */
+  readonly providerFetch?: typeof fetch;
+  readonly objectStore?: ObjectStore;
 }
 
 /** The composition root: opens the database and builds every service. Starts nothing. */
@@ -84,9 +112,28 @@ export async function createContext(
     accounts,
     compute,
     publicUrl: config.http.publicUrl,
+    agentOrigin: config.http.agentOrigin,
     provisionTimeoutMs: config.timing.provisionTimeoutMs,
     hmacKey: secrets.hmacKey,
   });
+  const tokenCipher = new TokenCipher(secrets.encryption);
+  const providerClients = createProviderClients(config, secrets, overrides.providerFetch);
+  const appsLog = log.root.child({ subsystem: 'apps' });
+  const appDeps = { database, clock, accounts, cipher: tokenCipher, clients: providerClients };
+  const tokens = createConnectionTokens({
+    ...appDeps,
+    log: appsLog,
+    refreshTimeoutMs: config.timing.refreshTimeoutMs,
+  });
+  const store =
+    overrides.objectStore ??
+    createObjectStore(config.objectStore, {
+      publicUrl: config.http.publicUrl,
+      hmacKey: secrets.hmacKey,
+      clock,
+      ...(secrets.s3Credentials && { s3Credentials: secrets.s3Credentials }),
+    });
+  const publicUrl = config.http.publicUrl;
   return {
     config,
     secrets,
@@ -99,6 +146,26 @@ export async function createContext(
     agents,
     billing: createBillingService({ database, accounts }),
     vault: createVaultService({ database, clock, accounts }),
+    tokenCipher,
+    appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),
+    appAuthorization: createAuthorizationService({
+      ...appDeps,
+      redirectUri: `${config.http.publicUrl}/api/apps/callback`,
+      log: appsLog,
+    }),
+    plainVms: createPlainVmsService({
+      database,
+      clock,
+      jobs,
+      accounts,
+      compute,
+      provisionTimeoutMs: config.timing.provisionTimeoutMs,
+    }),
+    bundles: {
+      store,
+      publish: createPublishService({ database, clock, store, publicUrl }),
+      catalog: createCatalogService({ database, store, accounts, publicUrl, log: log.root }),
+    },
     extraJobs: overrides.extraJobs ?? [],
   };
 }
@@ -109,7 +176,10 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
   if (applied.length > 0) ctx.log.db.info({ migrations: applied }, 'applied migrations');
   await ctx.jobs.start([...jobDefinitions(ctx), ...ctx.extraJobs], options);
   // Reconcile once at start (then on its schedule): a crash may have left servers behind.
-  if (options.work) await ctx.jobs.enqueue(ctx.database.db, 'agents.reconcile', {});
+  if (options.work) {
+    await ctx.jobs.enqueue(ctx.database.db, 'agents.reconcile', {});
+    await ctx.jobs.enqueue(ctx.database.db, 'plain-vms.reconcile', {});
+  }
   if (options.work && ctx.compute instanceof LocalComputeDriver) ctx.compute.start();
 }
 
@@ -119,6 +189,7 @@ export async function stopContext(ctx: AppContext): Promise<void> {
     await ctx.jobs.stop();
   } finally {
     await ctx.compute.close();
+    await ctx.bundles.store.close();
     await ctx.database.close();
   }
 }

@@ -29,7 +29,10 @@ describe('GET /api/openapi.json', () => {
     );
     const served = t.app.routes
       .filter((route) => route.method !== 'ALL')
-      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
+      .map(
+        // `:name{regex}` (a parameter with a pattern) is `{name}` in the document.
+        (route) => `${route.method} ${route.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`,
+      );
     expect(new Set(served).size).toBeGreaterThan(10);
     expect([...new Set(served)].sort()).toEqual([...new Set(documented)].sort());
   });

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { LocalComputeDriver } from '../src/adapters/compute/local-compute-driver.js';
 import { TestComputeDriver } from '../src/adapters/compute/test-compute-driver.js';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
@@ -12,6 +13,7 @@ import {
   startContext,
   stopContext,
 } from '../src/context.js';
+import { createLogger } from '../src/logger.js';
 import { LogCapture } from './log-capture.js';
 import { TestClient } from './test-client.js';
 import { TestClock } from './test-clock.js';
@@ -102,4 +104,28 @@ export async function signUpUser(
   if (res.status !== 201)
     throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { user: { id: string; email: string }; account: { id: string; slug: string } };
+}
+
+/**
+ * A test context on the real local compute driver (machines are processes on this host, under a
+ * temporary directory). `close` also removes every machine it made, even after a failed test.
+ */
+export async function createLocalTestContext(): Promise<
+  TestContext & { readonly driver: LocalComputeDriver }
+> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'svc-local-'));
+  const driver = new LocalComputeDriver(
+    path.join(dir, 'machines'),
+    createLogger({ logLevel: 'silent' }),
+  );
+  const t = await createTestContext('pglite', { overrides: { compute: driver } });
+  return {
+    ...t,
+    driver,
+    close: async () => {
+      for (const server of await driver.listServers({})) await driver.deleteServer(server.id);
+      await t.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
 import type { CliIo } from '../main.js';
+import { appsCommand } from './apps.js';
+import { gatewayCommand } from './gateway.js';
+import { glampCommand } from './glamp.js';
+import { onboardCommand } from './onboard.js';
 import { whereCommand } from './where.js';
 
 /** One `svc` command: registers itself (with its `--help`) on the program. */
@@ -8,4 +12,10 @@ export interface CliCommand {
 }
 
 /** Every command, in the order `svc` lists them. */
-export const commands: readonly CliCommand[] = [whereCommand];
+export const commands: readonly CliCommand[] = [
+  appsCommand,
+  gatewayCommand,
+  glampCommand,
+  onboardCommand,
+  whereCommand,
+];

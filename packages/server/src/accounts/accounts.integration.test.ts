@@ -189,3 +189,32 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     expect((await attempt('correct horse battery')).status).toBe(200);
   });
 });
+
+describe.each(databaseKinds)('sessions behind HTTPS on %s', (kind) => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await createTestContext(kind, { env: { PUBLIC_URL: 'https://svc.example' } });
+  });
+  afterAll(() => t?.close());
+
+  it('uses a Secure __Host- cookie, which sibling subdomains cannot set, and signs out with it', async () => {
+    const client = t.newClient();
+    const res = await client.post('/api/auth/sign-up', {
+      email: 'secure@example.com',
+      password: 'correct horse battery',
+      name: 'Secure',
+    });
+    const cookie = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`__Host-${SESSION_COOKIE}=`));
+    expect(cookie).toMatch(/; Path=\/; .*HttpOnly; Secure; SameSite=Lax/);
+    expect(cookie).not.toMatch(/Domain=/);
+    expect((await client.get('/api/me')).status).toBe(200);
+    // The unprefixed name means nothing here: a planted cookie is not a session.
+    const planted = t.newClient();
+    planted.cookies.set(SESSION_COOKIE, client.cookies.get(`__Host-${SESSION_COOKIE}`) as string);
+    expect((await planted.get('/api/me')).status).toBe(401);
+    expect((await client.post('/api/auth/sign-out')).status).toBe(204);
+    expect((await client.get('/api/me')).status).toBe(401);
+  });
+});

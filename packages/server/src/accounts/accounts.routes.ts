@@ -26,7 +26,7 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   });
 
   router.mount(api.signOut, async (_, c) => {
-    const sessionId = readSessionCookie(c);
+    const sessionId = readSessionCookie(c, secure);
     if (sessionId) await accounts.signOut(sessionId);
     clearSessionCookie(c, secure);
     return undefined;

@@ -1,5 +1,6 @@
 import { Email, Password, Role, Slug } from '@svc/contract';
 import { z } from 'zod';
+import { reencryptTokens } from '../app-connections/reencrypt-tokens.js';
 import type { AppContext } from '../context.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../errors.js';
@@ -70,6 +71,11 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
     positional: ['id'],
     flags: ['regenerate'],
     run: (ctx, args) => ctx.agents.agentToken(args.id, args.regenerate),
+  }),
+  'reencrypt-tokens': command({
+    summary: 'Seal every stored app connection token again with the primary ENCRYPTION_KEYS key',
+    args: z.object({}),
+    run: (ctx) => reencryptTokens(ctx.database, ctx.tokenCipher),
   }),
   subscription: command({
     summary: "Turn an account's subscription on or off",

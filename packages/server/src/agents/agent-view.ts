@@ -1,22 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { type Agent, SIZE_SPECS, subdomainStem } from '@svc/contract';
 import type { AgentRow } from '../db/schema.js';
+import { meteredMachine } from '../lifecycle/machine.repo.js';
 
 /** What usage periods record about an Agent. */
-export const meteredAgent = (row: AgentRow) =>
-  ({
-    kind: 'agent',
-    id: row.id,
-    accountId: row.accountId,
-    state: row.state,
-    billingType: row.billingType,
-    size: row.size,
-    region: row.region,
-  }) as const;
+export const meteredAgent = (row: AgentRow) => meteredMachine('agent', row);
 
 /** The API's Agent row: the stored row plus specs, subdomain URL and ISO timestamps. */
-export function toApiAgent(row: AgentRow, publicUrl: string): Agent {
-  const base = new URL(publicUrl);
+export function toApiAgent(
+  row: AgentRow,
+  origin: { readonly scheme: string; readonly domain: string },
+): Agent {
   return {
     id: row.id,
     name: row.name,
@@ -28,7 +22,10 @@ export function toApiAgent(row: AgentRow, publicUrl: string): Agent {
     accountId: row.accountId,
     cohort: row.cohort,
     subdomain: row.subdomain,
-    url: `${base.protocol}//${row.subdomain}.${base.host}/`,
+    // The local driver gives each Agent a loopback port; browsers resolve *.localhost there.
+    url: row.gatewayPort
+      ? `http://${row.subdomain}.localhost:${row.gatewayPort}/`
+      : `${origin.scheme}://${row.subdomain}.${origin.domain}/`,
     specs: SIZE_SPECS[row.size][row.region],
     statusReason: row.statusReason,
     createdAt: row.createdAt.toISOString(),

@@ -268,7 +268,12 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
     // Regenerating hands the machine a new token; the old one stops working.
     const renewed = await t.ctx.agents.agentToken(agent.id, true);
     expect(renewed.token).toBe(otherGen);
-    expect(t.compute.servers.get(agent.id)?.env.SVC_HMAC_TOKEN).toBe(renewed.token);
+    // The machine gets the new token from a job (retried until it lands).
+    await waitFor(
+      () => t.compute.servers.get(agent.id)?.env.SVC_HMAC_TOKEN === renewed.token,
+      10_000,
+      'token pushed',
+    );
     expect((await bearer.get('/api/agent/self', auth)).status).toBe(401);
     const renewedAuth = { headers: { authorization: `Bearer ${renewed.token}` } };
     expect((await bearer.get('/api/agent/self', renewedAuth)).status).toBe(200);

@@ -27,6 +27,9 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   router.mount(api.setAgentBilling, async ({ params, body }, c) =>
     agents.setBilling(c.var.user.id, params.id, body.billingType),
   );
+  router.mount(api.openAgentGateway, async ({ params }, c) =>
+    agents.openGateway(c.var.user.id, params.id),
+  );
   router.mount(api.deleteAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'destroy'),
   );

@@ -1,21 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { type Agent, type BillingType, type Region, SIZE_ORDER, type Size } from '@svc/contract';
+import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
+import { sql } from 'kysely';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
-import { recordAuditEvent } from '../audit/audit.js';
-import { takeSlot } from '../billing/slots.js';
-import { rolloverUsage } from '../billing/usage.js';
+import { slotForNew } from '../billing/slots.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { AGENT_MOVES, type AgentAction, isTransient } from './agent-lifecycle.js';
-import { readAgentToken } from './agent-token.js';
-import { meteredAgent, newSubdomain, toApiAgent } from './agent-view.js';
+import {
+  applyMove,
+  beginProvisioning,
+  changeBilling,
+  type MachineRef,
+  transferMachine,
+} from '../lifecycle/machine-actions.js';
+import { AGENT_MOVES, type AgentAction } from './agent-lifecycle.js';
+import { issueAgentToken, readAgentToken } from './agent-token.js';
+import { newSubdomain, toApiAgent } from './agent-view.js';
+import { PUSH_TOKEN_JOB } from './agents.jobs.js';
 import * as repo from './agents.repo.js';
-import { agentBootstrapEnv } from './bootstrap-env.js';
+
+/** A transfer moves the token generation on (see `transfer`). */
+const NEXT_GEN = { tokenGen: sql<number>`token_gen + 1` };
+
+const AGENT: MachineRef = {
+  kind: 'agent',
+  table: 'agents',
+  jobPrefix: 'agent',
+  idKey: 'agentId',
+  noun: 'Agent',
+};
 
 /** Legacy-cohort Agents run on this provider. */
 export const LEGACY_PROVIDER = 'fly';
@@ -27,6 +45,7 @@ export interface AgentsDeps {
   readonly accounts: AccountsService;
   readonly compute: ComputeDriver;
   readonly publicUrl: string;
+  readonly agentOrigin: { readonly scheme: string; readonly domain: string };
   readonly provisionTimeoutMs: number;
   readonly hmacKey: Buffer;
 }
@@ -43,7 +62,7 @@ export function createAgentsService(deps: AgentsDeps) {
     return Object.assign(agent, { account });
   }
 
-  const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.publicUrl);
+  const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.agentOrigin);
 
   /** Inserts a new Agent in `provisioning` with its usage, audit event and jobs. */
   async function provisionNew(
@@ -61,10 +80,8 @@ export function createAgentsService(deps: AgentsDeps) {
     },
   ) {
     const now = clock.now();
-    const slot =
-      input.billingType === 'subscription'
-        ? await takeSubscriptionSlot(tx, account, input, now)
-        : undefined;
+    const kind = { product: 'agent', size: input.size, region: input.region } as const;
+    const slot = await slotForNew(tx, account, input.billingType, kind, now);
     const agent = await repo.insertAgent(tx, {
       id: input.id ?? randomUUID(),
       accountId: account.id,
@@ -82,25 +99,20 @@ export function createAgentsService(deps: AgentsDeps) {
       createdAt: now,
       updatedAt: now,
     });
-    await rolloverUsage(tx, meteredAgent(agent), now);
-    await recordAuditEvent(
+    const context = {
+      jobs,
+      ref: AGENT,
+      at: now,
+      userId,
+      provisionTimeoutMs: deps.provisionTimeoutMs,
+    };
+    await beginProvisioning(
       tx,
-      {
-        accountId: account.id,
-        actorUserId: userId,
-        action: input.cloneSourceId ? 'agent.clone' : 'agent.create',
-        resourceKind: 'agent',
-        resourceId: agent.id,
-        ...(input.cloneSourceId && { data: { sourceId: input.cloneSourceId } }),
-      },
-      now,
-    );
-    await jobs.enqueue(tx, 'agent.provision', { agentId: agent.id });
-    await jobs.enqueue(
-      tx,
-      'agent.provision-timeout',
-      { agentId: agent.id },
-      { startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000) },
+      context,
+      agent,
+      input.cloneSourceId
+        ? { action: 'clone', data: { sourceId: input.cloneSourceId } }
+        : { action: 'create' },
     );
     return agent;
   }
@@ -132,14 +144,14 @@ export function createAgentsService(deps: AgentsDeps) {
       regenerate: boolean,
     ): Promise<{ agentId: string; token: string }> {
       const row = regenerate
-        ? await repo.bumpTokenGen(db, agentId)
+        ? await database.transaction(async (tx) => {
+            const bumped = await repo.bumpTokenGen(tx, agentId);
+            if (bumped) await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
+            return bumped;
+          })
         : await repo.findAgent(db, agentId);
       if (!row) throw new AppError('not_found', { message: `no Agent ${agentId}` });
-      const env = agentBootstrapEnv(deps.publicUrl, deps.hmacKey, row);
-      if (regenerate && row.provider === deps.compute.name && !isTransient(row.state)) {
-        await deps.compute.setBootstrapEnv(agentId, env);
-      }
-      return { agentId, token: env.SVC_HMAC_TOKEN as string };
+      return { agentId, token: issueAgentToken(deps.hmacKey, row.id, row.tokenGen) };
     },
 
     async getSelf(principal: AgentPrincipal): Promise<Agent> {
@@ -206,47 +218,47 @@ export function createAgentsService(deps: AgentsDeps) {
       });
     },
 
-    /** Moves a running or stopped Agent to another organization; it arrives metered. */
+    /**
+     * Moves a running or stopped Agent to another organization; it arrives metered. Its token
+     * generation moves on, so the old account's gateway tickets and cookies stop working; a job
+     * hands the machine the new token (retried until it lands).
+     */
     async transfer(userId: string, agentId: string, targetAccountId: string): Promise<Agent> {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        if (targetAccountId === agent.accountId) {
-          throw new AppError('invalid_request', {
-            issues: [
-              {
-                path: ['body', 'targetAccountId'],
-                message: 'The Agent is already in this account',
-                code: 'custom',
-              },
-            ],
-          });
-        }
-        await accounts.requireTransferTarget(tx, userId, targetAccountId);
-        const now = clock.now();
-        const moved = await repo.moveToAccount(tx, agentId, targetAccountId, now);
-        if (!moved)
-          throw new AppError('invalid_state', {
-            message: `cannot transfer an Agent that is ${agent.state}`,
-          });
-        // Usage splits here: the old account's period ends as the new account's begins.
-        await rolloverUsage(tx, meteredAgent(moved), now);
-        const data = { fromAccountId: agent.accountId, toAccountId: targetAccountId };
-        for (const accountId of [agent.accountId, targetAccountId]) {
-          await recordAuditEvent(
-            tx,
-            {
-              accountId,
-              actorUserId: userId,
-              action: 'agent.transfer',
-              resourceKind: 'agent',
-              resourceId: agentId,
-              data,
-            },
-            now,
-          );
-        }
+        const context = { accounts, ref: AGENT, at: clock.now(), userId };
+        const moved = await transferMachine(
+          tx,
+          context,
+          agent,
+          targetAccountId,
+          'invalid_state',
+          NEXT_GEN,
+        );
+        await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
         return toAgent(moved);
       });
+    },
+
+    /** A one-time link into a running Agent's gateway (editor and terminal), for its members. */
+    async openGateway(userId: string, agentId: string) {
+      const agent = await requireAgent(db, userId, agentId);
+      if (agent.state !== 'running') {
+        throw new AppError('invalid_state', {
+          message: `cannot open an Agent that is ${agent.state}`,
+        });
+      }
+      const token = issueAgentToken(deps.hmacKey, agent.id, agent.tokenGen);
+      const key = gatewayKey(token.slice(token.lastIndexOf('.') + 1));
+      const nowSeconds = Math.floor(clock.now().getTime() / 1000);
+      const { ticket, expiresAtSeconds } = issueGatewayTicket(key, {
+        agentId: agent.id,
+        gen: agent.tokenGen,
+        nowSeconds,
+      });
+      // The Agent's url ends with `/`; built as text, so no host form can make this throw.
+      const url = `${toAgent(agent).url}${GATEWAY_PREFIX.slice(1)}/open?ticket=${encodeURIComponent(ticket)}`;
+      return { url, expiresAt: new Date(expiresAtSeconds * 1000).toISOString() };
     },
 
     async list(userId: string, accountId?: string): Promise<Agent[]> {
@@ -272,62 +284,20 @@ export function createAgentsService(deps: AgentsDeps) {
         if (billingType === 'subscription' && agent.cohort === 'legacy') {
           throw new AppError('legacy_cohort');
         }
-        const now = clock.now();
-        const slot =
-          billingType === 'subscription' && agent.billingType !== 'subscription'
-            ? await takeSubscriptionSlot(tx, agent.account, agent, now)
-            : undefined;
-        const switched = await repo.switchBilling(tx, agentId, {
-          from: agent.billingType,
-          to: billingType,
-          slotId: slot?.slotId ?? (billingType === 'subscription' ? agent.slotId : null),
-          at: now,
-        });
-        if (!switched) {
-          throw new AppError('invalid_state', {
-            message: `cannot change billing while ${agent.state}`,
-          });
-        }
-        if (agent.billingType !== billingType) await rolloverUsage(tx, meteredAgent(switched), now);
-        return { success: true as const, billingType, addedNewSlot: slot?.addedNewSlot ?? false };
+        return changeBilling(tx, { ref: AGENT, at: clock.now() }, agent, billingType);
       });
     },
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
     async act(userId: string, agentId: string, action: AgentAction): Promise<Agent> {
-      const move = AGENT_MOVES[action];
       return database.transaction(async (tx) => {
-        const current = await requireAgent(tx, userId, agentId);
-        const now = clock.now();
-        const moved = await repo.transitionAgent(tx, agentId, {
-          from: move.from,
-          to: move.via,
-          at: now,
-          notCloning: move.refusedWhileCloning,
+        const agent = await requireAgent(tx, userId, agentId);
+        const context = { jobs, ref: AGENT, at: clock.now(), userId };
+        const moved = await applyMove(tx, context, agent, action, {
+          notCloning: AGENT_MOVES[action].refusedWhileCloning,
           // A destroyed Agent's token must stay dead even if teardown fails.
-          revokeTokens: action === 'destroy',
+          ...(action === 'destroy' && { also: { tokenGen: sql<number>`token_gen + 1` } }),
         });
-        if (!moved) {
-          const cloning = current.cloningBy ? ' (being cloned)' : '';
-          throw new AppError('invalid_state', {
-            message: `cannot ${action} an Agent that is ${current.state}${cloning}`,
-          });
-        }
-        await rolloverUsage(tx, meteredAgent(moved), now);
-        if (action === 'destroy') {
-          await recordAuditEvent(
-            tx,
-            {
-              accountId: moved.accountId,
-              actorUserId: userId,
-              action: 'agent.destroy',
-              resourceKind: 'agent',
-              resourceId: agentId,
-            },
-            now,
-          );
-        }
-        await jobs.enqueue(tx, `agent.${action}`, { agentId });
         return toAgent(moved);
       });
     },
@@ -335,18 +305,3 @@ export function createAgentsService(deps: AgentsDeps) {
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
-
-/** Subscription billing needs the account's active subscription and a slot of the Agent's kind. */
-async function takeSubscriptionSlot(
-  tx: Executor,
-  account: { id: string; subscriptionActive: boolean },
-  agent: { size: Size; region: Region },
-  at: Date,
-) {
-  if (!account.subscriptionActive) throw new AppError('subscription_required');
-  return takeSlot(
-    tx,
-    { accountId: account.id, product: 'agent', size: agent.size, region: agent.region },
-    at,
-  );
-}

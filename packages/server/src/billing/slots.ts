@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Region, Size } from '@svc/contract';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { AppError } from '../errors.js';
 
 export type Product = 'agent' | 'plain_vm';
 
@@ -12,8 +13,9 @@ export interface SlotKind {
   readonly region: Region;
 }
 
-// @NOTE Resources that can occupy a slot; Plain VMs join this list when they exist.
-const occupied = sql<boolean>`exists (select 1 from agents a where a.slot_id = s.id)`;
+/** Whether an Agent or a Plain VM occupies slot `s`. */
+const occupied = sql<boolean>`(exists (select 1 from agents a where a.slot_id = s.id)
+  or exists (select 1 from plain_vms v where v.slot_id = s.id))`;
 
 /**
  * A slot for one more subscription-billed resource of this kind: a free one if the account has
@@ -82,3 +84,23 @@ export async function removeSlot(
   await tx.deleteFrom('subscriptionSlots').where('id', '=', slotId).execute();
   return 'removed';
 }
+
+/** Subscription billing needs the account's active subscription and a slot of the resource's kind. */
+export async function takeSubscriptionSlot(
+  tx: Executor,
+  account: { id: string; subscriptionActive: boolean },
+  kind: Omit<SlotKind, 'accountId'>,
+  at: Date,
+) {
+  if (!account.subscriptionActive) throw new AppError('subscription_required');
+  return takeSlot(tx, { accountId: account.id, ...kind }, at);
+}
+
+/** The slot a new resource occupies: one for subscription billing, none for metered. */
+export const slotForNew = (
+  tx: Executor,
+  account: { id: string; subscriptionActive: boolean },
+  billingType: 'metered' | 'subscription',
+  kind: Omit<SlotKind, 'accountId'>,
+  at: Date,
+) => (billingType === 'subscription' ? takeSubscriptionSlot(tx, account, kind, at) : undefined);

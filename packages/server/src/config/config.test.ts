@@ -32,6 +32,23 @@ describe('loadConfig', () => {
     expect(config.http).toMatchObject({ publicUrl: 'https://svc.example', secureCookies: true });
   });
 
+  it('serves Agents under AGENT_DOMAIN over HTTPS, else as subdomains of the public host', () => {
+    expect(loadConfig({}).config.http.agentOrigin).toEqual({
+      scheme: 'http',
+      domain: 'localhost:8080',
+    });
+    expect(
+      loadConfig({ PUBLIC_URL: 'https://svc.example', AGENT_DOMAIN: 'agents.svc.example' }).config
+        .http.agentOrigin,
+    ).toEqual({ scheme: 'https', domain: 'agents.svc.example' });
+    expect(() => loadConfig({ AGENT_DOMAIN: 'https://agents.example' })).toThrow(ConfigError);
+    // An IP address has no subdomains: Agents then live under localhost on the same port.
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).config.http.agentOrigin).toEqual({
+      scheme: 'http',
+      domain: 'localhost:8080',
+    });
+  });
+
   it('reports every problem at once', () => {
     try {
       loadConfig({

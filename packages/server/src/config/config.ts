@@ -1,6 +1,10 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { type Env, EnvSchema } from './env.js';
 import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
+
+/** Where `npm run build -w @svc/web` puts the dashboard, from this file's place in the repo. */
+const DEFAULT_DASHBOARD_DIR = path.join(import.meta.dirname, '../../../web/dist');
 
 export type DatabaseConfig =
   | { readonly kind: 'pglite'; readonly dataDir: string }
@@ -35,6 +39,10 @@ export interface Config {
     readonly secureCookies: boolean;
     /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it). */
     readonly trustProxy: boolean;
+    /** Where an Agent's gateway is served on cloud drivers: `<scheme>://<subdomain>.<domain>/`. */
+    readonly agentOrigin: { readonly scheme: 'http' | 'https'; readonly domain: string };
+    /** The built dashboard (`npm run build`), served at `/` and `/dashboard/`. */
+    readonly dashboardDir: string;
   };
   readonly database: DatabaseConfig;
   readonly compute: { readonly driver: Env['COMPUTE_DRIVER'] };
@@ -116,6 +124,14 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       publicUrl,
       secureCookies: publicUrl.startsWith('https:'),
       trustProxy: env.TRUST_PROXY,
+      // Without AGENT_DOMAIN, Agents are subdomains of the public URL's host.
+      agentOrigin: env.AGENT_DOMAIN
+        ? { scheme: 'https', domain: env.AGENT_DOMAIN }
+        : {
+            scheme: publicUrl.startsWith('https:') ? 'https' : 'http',
+            domain: subdomainHost(new URL(publicUrl)),
+          },
+      dashboardDir: path.resolve(env.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR),
     },
     database: env.DATABASE_URL
       ? { kind: 'postgres', url: env.DATABASE_URL }
@@ -184,4 +200,14 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/**
+ * The host Agents are subdomains of by default: the public host, unless that is an IP address
+ * (which has no subdomains); then `localhost` on the same port, which browsers resolve with every
+ * subdomain to loopback.
+ */
+function subdomainHost(publicUrl: URL): string {
+  if (isIP(publicUrl.hostname.replace(/^\[|\]$/g, '')) === 0) return publicUrl.host;
+  return publicUrl.port ? `localhost:${publicUrl.port}` : 'localhost';
 }

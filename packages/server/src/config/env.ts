@@ -26,7 +26,18 @@ export const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: optional.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   PUBLIC_URL: optionalUrl,
+  /** Agents are served at `https://<subdomain>.<AGENT_DOMAIN>/` (cloud drivers). */
+  AGENT_DOMAIN: optional.pipe(
+    z
+      .string()
+      .regex(
+        /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(:\d{1,5})?$/,
+        'a domain such as agents.example.com',
+      )
+      .optional(),
+  ),
   TRUST_PROXY: boolean,
+  DASHBOARD_DIR: optional,
   ENCRYPTION_KEYS: optional,
   HMAC_KEY: optional,
   COMPUTE_DRIVER: z.enum(['local']).default('local'),

@@ -1,4 +1,21 @@
-import type { AgentState, BillingType, Cohort, Region, Size, SshKeyType } from '@svc/contract';
+import type {
+  AgentState,
+  AppProvider,
+  BillingType,
+  BundleCredential,
+  BundleFile,
+  BundleManifest,
+  Cohort,
+  ConnectionStatus,
+  FirewallRule,
+  OsImageKey,
+  Region,
+  Size,
+  SshKeyType,
+  StagingReport,
+  StagingState,
+} from '@svc/contract';
+
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -68,6 +85,8 @@ export interface AgentsTable {
   /** On a clone source while its disk is copied: the clone's id. */
   cloningBy: string | null;
   cloneSourceId: string | null;
+  /** The gateway's port when the driver gives each Agent its own (local). */
+  gatewayPort: Generated<number | null>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }
@@ -116,6 +135,140 @@ export interface VaultEntriesTable {
   createdAt: CreatedAt;
 }
 
+/** JSON columns: read as values, written as JSON text. */
+type Json<T> = ColumnType<T, string, string>;
+/** A bigint column: the drivers return text, we write numbers. */
+type BigInt = ColumnType<string | number, number, number>;
+
+export interface PlainVmsTable {
+  id: string;
+  accountId: string;
+  name: string;
+  /** The API's `tier`. */
+  size: Size;
+  region: Region;
+  osImageKey: OsImageKey;
+  billingType: BillingType;
+  state: AgentState;
+  statusReason: string | null;
+  provider: string;
+  passwordEnabled: boolean;
+  passwordHash: string | null;
+  vaultEntryIds: Json<string[]>;
+  authorizedKeys: Json<string[]>;
+  firewallRules: Json<FirewallRule[]>;
+  ipv4: string | null;
+  ipv6: string | null;
+  sshHost: string | null;
+  sshPort: number | null;
+  slotId: string | null;
+  provisionDeadlineAt: Date | null;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+export interface AppAuthorizationStatesTable {
+  stateHash: string;
+  userId: string;
+  accountId: string;
+  provider: AppProvider;
+  codeVerifier: string;
+  scopes: string[];
+  expiresAt: Date;
+  createdAt: CreatedAt;
+}
+
+export interface AppConnectionsTable {
+  id: string;
+  accountId: string;
+  provider: AppProvider;
+  status: ConnectionStatus;
+  scopes: string[];
+  providerSubject: string;
+  providerAccountId: string;
+  providerAccountName: string;
+  /** Sealed envelope; `null` for providers without refresh tokens (`code`). */
+  refreshToken: string | null;
+  /** Sealed envelope. */
+  accessToken: string;
+  /** `null`: the token does not expire (`code`). */
+  accessTokenExpiresAt: Date | null;
+  tokenRequestedAt: Date | null;
+  refreshLeaseOwner: string | null;
+  refreshLeaseUntil: Date | null;
+  refreshFailedAt: Date | null;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+export interface AppConnectionTombstonesTable {
+  id: string;
+  accountId: string;
+  deletedAt: Date;
+}
+
+export interface BundlesTable {
+  id: string;
+  accountId: string;
+  name: string;
+  displayName: string;
+  description: string;
+  tags: Json<string[]>;
+  credentials: Json<BundleCredential[]>;
+  lastVersion: Generated<number>;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+/** What `publish` declared for a staging; `complete` verifies exactly this. */
+export interface PublishDeclaration {
+  manifest: BundleManifest;
+  files: BundleFile[];
+  tarball: { size: number; sha256: string };
+}
+
+export interface BundleStagingsTable {
+  id: string;
+  agentId: string;
+  accountId: string;
+  state: StagingState;
+  manifest: Json<BundleManifest>;
+  report: Json<StagingReport>;
+  bundleId: string | null;
+  publish: ColumnType<PublishDeclaration | null, string | null | undefined, string | null>;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+export interface BundleUploadsTable {
+  id: string;
+  stagingId: string;
+  sha256: string;
+  size: BigInt;
+  expiresAt: Date;
+}
+
+export interface BundleVersionsTable {
+  id: string;
+  bundleId: string;
+  version: number;
+  manifest: Json<BundleManifest>;
+  tarballSha256: string;
+  tarballSize: BigInt;
+  fileCount: number;
+  totalBytes: BigInt;
+  readmeSha256: string | null;
+  agentId: string;
+  createdAt: CreatedAt;
+}
+
+export interface BundleFilesTable {
+  versionId: string;
+  path: string;
+  sha256: string;
+  size: BigInt;
+}
+
 export interface DB {
   users: UsersTable;
   accounts: AccountsTable;
@@ -127,9 +280,20 @@ export interface DB {
   auditEvents: AuditEventsTable;
   subscriptionSlots: SubscriptionSlotsTable;
   vaultEntries: VaultEntriesTable;
+  plainVms: PlainVmsTable;
+  appAuthorizationStates: AppAuthorizationStatesTable;
+  appConnections: AppConnectionsTable;
+  appConnectionTombstones: AppConnectionTombstonesTable;
+  bundles: BundlesTable;
+  bundleStagings: BundleStagingsTable;
+  bundleUploads: BundleUploadsTable;
+  bundleVersions: BundleVersionsTable;
+  bundleFiles: BundleFilesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type AccountRow = Selectable<AccountsTable>;
 export type AgentRow = Selectable<AgentsTable>;
+export type PlainVmRow = Selectable<PlainVmsTable>;
+export type AppConnectionRow = Selectable<AppConnectionsTable>;

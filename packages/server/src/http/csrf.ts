@@ -1,4 +1,3 @@
-import { SESSION_COOKIE } from '@svc/contract';
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { AppError } from '../errors.js';
@@ -11,7 +10,10 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * cookie-carrying one that names no origin is refused too, since the cookie alone proves nothing
  * about who sent it. Clients without cookies (curl, the CLI) pass.
  */
-export function csrfProtection(allowedOrigins: readonly string[]): MiddlewareHandler {
+export function csrfProtection(
+  allowedOrigins: readonly string[],
+  sessionCookie: string,
+): MiddlewareHandler {
   const allowed = new Set(allowedOrigins);
   return async (c, next) => {
     if (SAFE_METHODS.has(c.req.method)) return next();
@@ -25,7 +27,7 @@ export function csrfProtection(allowedOrigins: readonly string[]): MiddlewareHan
     if (fetchSite !== undefined && fetchSite !== 'same-origin') {
       throw new AppError('forbidden', { message: `cross-site request refused (${fetchSite})` });
     }
-    if (fetchSite === undefined && getCookie(c, SESSION_COOKIE) !== undefined) {
+    if (fetchSite === undefined && getCookie(c, sessionCookie) !== undefined) {
       throw new AppError('forbidden', {
         message: 'cookie-authenticated request without Origin refused',
       });

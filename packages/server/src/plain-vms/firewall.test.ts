@@ -55,9 +55,9 @@ const VALID: [string, unknown[], { port: string; sourceIps: string[] }[]][] = [
     [{ port: '22', sourceIps: ['1.2.3.4/32'] }],
   ],
   [
-    'IPv4-mapped IPv6',
-    [rule({ sourceIps: ['::ffff:1.2.3.4'] })],
-    [{ port: '22', sourceIps: ['::ffff:102:304/128'] }],
+    'IPv4-mapped IPv6 is the IPv4 address',
+    [rule({ sourceIps: ['::ffff:1.2.3.4', '::ffff:10.0.0.0/104'] })],
+    [{ port: '22', sourceIps: ['1.2.3.4/32', '10.0.0.0/8'] }],
   ],
   ['port as a number', [rule({ port: 443 })], [{ port: '443', sourceIps: ['0.0.0.0/0'] }]],
   ['port range', [rule({ port: '8000-8100' })], [{ port: '8000-8100', sourceIps: ['0.0.0.0/0'] }]],

@@ -1,10 +1,25 @@
-import type { Region, Size } from '@svc/contract';
+import type { FirewallRule, Region, Size } from '@svc/contract';
 
 /** What a server looks like to the service, whatever the provider. */
 export interface ServerInfo {
   readonly id: string;
   readonly status: 'running' | 'off';
   readonly labels: Readonly<Record<string, string>>;
+  readonly ipv4?: string;
+  readonly ipv6?: string;
+  /** Where its SSH server answers (Plain VMs). */
+  readonly ssh?: { readonly host: string; readonly port: number };
+  /** The loopback port of an Agent's gateway, when each server has its own (local driver). */
+  readonly gatewayPort?: number;
+}
+
+/** Who may log in to a Plain VM: its default user with these keys or this password. */
+export interface ServerLogin {
+  readonly user: string;
+  /** `type base64` lines. */
+  readonly authorizedKeys: readonly string[];
+  /** crypt(3) SHA-512 hash of the one-time password, when password login is enabled. */
+  readonly passwordHash?: string;
 }
 
 export interface CreateServerSpec {
@@ -19,6 +34,12 @@ export interface CreateServerSpec {
   /** Environment the machine's software gets (e.g. the Agent's service URL and token). */
   readonly bootstrapEnv: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
+  /** Plain VMs: cloud-init user data, run by the image at first boot (cloud drivers). */
+  readonly userData?: string;
+  /** Plain VMs: the login `userData` sets up, for drivers that cannot run cloud-init. */
+  readonly login?: ServerLogin;
+  /** Plain VMs: the firewall attached from the start. */
+  readonly firewall?: readonly FirewallRule[];
 }
 
 /**
@@ -37,6 +58,10 @@ export interface ComputeDriver {
   /** Replaces the environment the machine's software reads (e.g. after a token is regenerated). */
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void>;
   listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]>;
+  /** Replaces the server's firewall rules; answers with the rules as the provider now has them. */
+  setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]>;
+  /** The server's firewall rules as the provider has them; `undefined` if it has no server. */
+  getFirewall(id: string): Promise<FirewallRule[] | undefined>;
   /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;
 }

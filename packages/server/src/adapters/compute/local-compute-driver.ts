@@ -1,9 +1,22 @@
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { FirewallRule } from '@svc/contract';
 import type { Logger } from '../../logger.js';
+import { KeyedQueue } from '../../util/keyed-queue.js';
 import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+import {
+  freePort,
+  LOOPBACK,
+  portFrees,
+  preparePlainVm,
+  readFirewall,
+  sshProgramArgs,
+  waitForPort,
+  writeFirewall,
+} from './local-plain-vm.js';
 
 interface MachineRecord {
   id: string;
@@ -11,21 +24,31 @@ interface MachineRecord {
   labels: Record<string, string>;
   env: Record<string, string>;
   pid?: number;
+  /** Plain VMs: the loopback port of their SSH server. */
+  sshPort?: number;
+  /** Agents: the loopback port of their gateway (`svc gateway`). */
+  gatewayPort?: number;
 }
 
-/** The program a running machine runs until the Agent's own software replaces it. */
-const IDLE_PROGRAM = 'setInterval(() => {}, 1 << 30)';
+/** `svc`, as installed on every Agent: its gateway is the Agent machine's process. */
+const svcBin = () => createRequire(import.meta.url).resolve('@svc/cli/bin/svc.js');
 const SUPERVISE_INTERVAL_MS = 2_000;
 const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 /**
  * VMs on this host: each is `root/<id>/` with a persistent `home/`, and "running" is a real
- * process started in that home. The process table lives in `machine.json` files, so a restarted
+ * process started in that home: an idle placeholder for an Agent, an SSH server on its own
+ * loopback port for a Plain VM (see `local-plain-vm.ts`). The process table lives in `machine.json` files, so a restarted
  * service finds its machines again; a supervisor restarts a running machine's process if it dies.
  */
 export class LocalComputeDriver implements ComputeDriver {
   readonly name = 'local';
   #timer: NodeJS.Timeout | undefined;
+  /**
+   * One change per machine at a time: the supervisor and a job may both power a machine on, and
+   * two processes on its one port would leave the record naming the one that lost.
+   */
+  readonly #serial = new KeyedQueue();
 
   constructor(
     readonly root: string,
@@ -47,9 +70,17 @@ export class LocalComputeDriver implements ComputeDriver {
     return path.join(this.root, id, 'home');
   }
 
-  async createServer(spec: CreateServerSpec): Promise<ServerInfo> {
+  createServer(spec: CreateServerSpec): Promise<ServerInfo> {
+    return this.#serial.run(spec.id, () => this.#createServer(spec));
+  }
+
+  async #createServer(spec: CreateServerSpec): Promise<ServerInfo> {
     const existing = await this.#read(spec.id);
-    if (existing) return info(existing);
+    if (existing) {
+      // A retry after a failed boot: make sure it runs this time.
+      await this.#powerOn(spec.id);
+      return info((await this.#read(spec.id)) as MachineRecord);
+    }
     const dir = path.join(this.root, spec.id);
     const home = this.homeOf(spec.id);
     if (spec.sourceServerId) {
@@ -57,29 +88,50 @@ export class LocalComputeDriver implements ComputeDriver {
     } else {
       await mkdir(home, { recursive: true });
     }
-    await writeAgentEnv(home, spec.bootstrapEnv);
+    if (Object.keys(spec.bootstrapEnv).length > 0) await writeAgentEnv(home, spec.bootstrapEnv);
     const record: MachineRecord = {
       id: spec.id,
       status: 'off',
       labels: { ...spec.labels },
       env: { ...spec.bootstrapEnv },
     };
+    if (spec.login) {
+      await preparePlainVm(dir, spec.login, spec.firewall ?? []);
+      record.sshPort = await freePort();
+    } else {
+      record.gatewayPort = await freePort();
+    }
     // The record is written last: a machine without one was never finished and is recreated.
     await mkdir(dir, { recursive: true });
     await this.#write(record);
-    await this.powerOn(spec.id);
+    await this.#powerOn(spec.id);
     return info({ ...record, status: 'running' });
   }
 
-  async powerOn(id: string): Promise<void> {
+  powerOn(id: string): Promise<void> {
+    return this.#serial.run(id, () => this.#powerOn(id));
+  }
+
+  async #powerOn(id: string): Promise<void> {
     const record = await this.#require(id);
     if (record.status === 'running' && isOurs(record.pid, id)) return;
+    const port = record.sshPort ?? record.gatewayPort;
+    // Its port taken by something else while it was off: answering there would be an impostor.
+    // (A process just killed may hold its socket a moment after it is gone from /proc.)
+    if (port && !(await portFrees(port, 3_000))) throw new Error(`port ${port} of ${id} is taken`);
     record.pid = this.#spawn(record);
     record.status = 'running';
     await this.#write(record);
+    // Running means reachable: up once its own SSH server or gateway answers.
+    if (port) await waitForPort(port);
+    if (!isOurs(record.pid, id)) throw new Error(`machine ${id} exited while starting`);
   }
 
-  async powerOff(id: string): Promise<void> {
+  powerOff(id: string): Promise<void> {
+    return this.#serial.run(id, () => this.#powerOff(id));
+  }
+
+  async #powerOff(id: string): Promise<void> {
     const record = await this.#require(id);
     await stopProcess(record.pid, id);
     delete record.pid;
@@ -87,22 +139,43 @@ export class LocalComputeDriver implements ComputeDriver {
     await this.#write(record);
   }
 
-  async reboot(id: string): Promise<void> {
-    await this.powerOff(id);
-    await this.powerOn(id);
+  reboot(id: string): Promise<void> {
+    return this.#serial.run(id, async () => {
+      await this.#powerOff(id);
+      await this.#powerOn(id);
+    });
   }
 
-  async deleteServer(id: string): Promise<void> {
+  deleteServer(id: string): Promise<void> {
+    return this.#serial.run(id, () => this.#deleteServer(id));
+  }
+
+  async #deleteServer(id: string): Promise<void> {
     const record = await this.#read(id);
     if (record) await stopProcess(record.pid, id);
     await rm(path.join(this.root, id), { recursive: true, force: true });
   }
 
-  async setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
+  setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
+    return this.#serial.run(id, () => this.#setBootstrapEnv(id, env));
+  }
+
+  async #setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     const record = await this.#require(id);
     record.env = { ...env };
     await writeAgentEnv(this.homeOf(id), env);
     await this.#write(record);
+  }
+
+  async setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
+    await this.#require(id);
+    const dir = path.join(this.root, id);
+    await writeFirewall(dir, rules);
+    return (await readFirewall(dir)) ?? [];
+  }
+
+  async getFirewall(id: string): Promise<FirewallRule[] | undefined> {
+    return (await this.#read(id)) && readFirewall(path.join(this.root, id));
   }
 
   async getServer(id: string): Promise<ServerInfo | undefined> {
@@ -140,18 +213,27 @@ export class LocalComputeDriver implements ComputeDriver {
 
   #spawn(record: MachineRecord): number {
     const home = this.homeOf(record.id);
-    const console = openSync(path.join(this.root, record.id, 'console.log'), 'a');
+    const dir = path.join(this.root, record.id);
+    const console = openSync(path.join(dir, 'console.log'), 'a');
+    const marker = `--svc-machine=${record.id}`;
+    const args = record.sshPort
+      ? sshProgramArgs(dir, marker, record.sshPort)
+      : [svcBin(), 'gateway', marker];
     // Detached: machines outlive a restart of the service, as VMs would.
-    const child = spawn(
-      process.execPath,
-      ['-e', IDLE_PROGRAM, '--', `--svc-machine=${record.id}`],
-      {
-        cwd: home,
-        env: { PATH: MACHINE_PATH, HOME: home, ...record.env },
-        detached: true,
-        stdio: ['ignore', console, console],
+    const child = spawn(process.execPath, args, {
+      cwd: home,
+      env: {
+        PATH: MACHINE_PATH,
+        HOME: home,
+        ...record.env,
+        ...(record.gatewayPort && {
+          SVC_GATEWAY_PORT: String(record.gatewayPort),
+          SVC_GATEWAY_HOST: LOOPBACK,
+        }),
       },
-    );
+      detached: true,
+      stdio: ['ignore', console, console],
+    });
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start machine ${record.id}`);
     return child.pid;
@@ -186,6 +268,8 @@ const info = (record: MachineRecord): ServerInfo => ({
   id: record.id,
   status: record.status,
   labels: record.labels,
+  ...(record.sshPort && { ipv4: LOOPBACK, ssh: { host: LOOPBACK, port: record.sshPort } }),
+  ...(record.gatewayPort && { gatewayPort: record.gatewayPort }),
 });
 
 /** `home/.crabglamp/agent.env`, mode 600: how `svc` on the machine finds the service. */
@@ -210,11 +294,20 @@ function isOurs(pid: number | undefined, id: string): boolean {
   }
 }
 
+/** Stops the machine's whole process group (it was started detached, as its leader). */
 async function stopProcess(pid: number | undefined, id: string): Promise<void> {
   if (!pid || !isOurs(pid, id)) return;
-  process.kill(pid, 'SIGTERM');
+  signalGroup(pid, 'SIGTERM');
   for (let waited = 0; waited < 5_000 && isOurs(pid, id); waited += 50) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  if (isOurs(pid, id)) process.kill(pid, 'SIGKILL');
+  signalGroup(pid, 'SIGKILL');
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is gone already.
+  }
 }

@@ -1,54 +1,21 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { FirewallRule } from '@svc/contract';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import { Client, utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyPair as makeKeyPair, ssh as openssh } from '../../../test/openssh.js';
 import { createLogger } from '../../logger.js';
 import { hashPasswordForShadow } from '../../plain-vms/cloud-init.js';
 import { startSshServer } from './local-ssh-server.js';
 
-const run = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-ssh-'));
 const home = mkdtempSync(path.join(tmpdir(), 'svc-ssh-home-'));
 
-async function keyPair(name: string) {
-  const file = path.join(dir, name);
-  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file]);
-  return {
-    file,
-    publicLine: readFileSync(`${file}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' '),
-  };
-}
-
-/** The OpenSSH client, as a user would run it; resolves with its exit code and output. */
+const keyPair = (name: string) => makeKeyPair(dir, name);
 const ssh = (port: number, keyFile: string, command: string) =>
-  run('ssh', [
-    '-i',
-    keyFile,
-    '-p',
-    String(port),
-    '-o',
-    'StrictHostKeyChecking=no',
-    '-o',
-    'UserKnownHostsFile=/dev/null',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'ConnectTimeout=5',
-    '-o',
-    'LogLevel=ERROR',
-    'ubuntu@127.0.0.1',
-    command,
-  ]).then(
-    ({ stdout }) => ({ code: 0, stdout }),
-    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
-  );
+  openssh(port, 'ubuntu', keyFile, command);
 
 describe('local Plain VM SSH server', () => {
   let rules: readonly FirewallRule[] = DEFAULT_FIREWALL_RULES;

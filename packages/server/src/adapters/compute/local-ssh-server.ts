@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
 import { timingSafeEqual } from 'node:crypto';
 import type { FirewallRule } from '@svc/contract';
-import {
+import ssh2, {
   type AuthContext,
   type AuthenticationType,
   type Connection,
-  Server,
   type ServerChannel,
-  utils,
 } from 'ssh2';
 import { verify as verifyCrypt } from 'unixcrypt';
 import type { Logger } from '../../logger.js';
@@ -32,6 +30,9 @@ export interface SshServerOptions {
   readonly access: () => Promise<SshAccess> | SshAccess;
   readonly log: Logger;
 }
+
+// ssh2 is CommonJS: Node's ESM loader sees only its default export.
+const { Server, utils } = ssh2;
 
 const SHELL_PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -122,6 +123,10 @@ function run(stream: ServerChannel, args: string[], access: SshAccess) {
       SHELL: '/bin/sh',
     },
   });
+  // A client that sends more than the command reads (EPIPE) or a shell that fails to start must
+  // cost this session only, never the VM's SSH server.
+  child.stdin.on('error', () => {});
+  child.on('error', () => stream.close());
   stream.pipe(child.stdin);
   child.stdout.pipe(stream, { end: false });
   child.stderr.pipe(stream.stderr, { end: false });

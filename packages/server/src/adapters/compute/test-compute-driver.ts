@@ -1,3 +1,4 @@
+import type { FirewallRule } from '@svc/contract';
 import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
 
 type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
@@ -24,6 +25,8 @@ export class TestComputeDriver implements ComputeDriver {
       labels: Record<string, string>;
       env: Record<string, string>;
       sourceServerId?: string;
+      spec: CreateServerSpec;
+      firewall: FirewallRule[];
     }
   >();
   readonly calls: { call: Call; id: string }[] = [];
@@ -59,7 +62,14 @@ export class TestComputeDriver implements ComputeDriver {
 
   #info(id: string): ServerInfo | undefined {
     const server = this.servers.get(id);
-    return server && { id, status: server.status, labels: server.labels };
+    if (!server) return undefined;
+    const isPlainVm = server.spec.login !== undefined;
+    return {
+      id,
+      status: server.status,
+      labels: server.labels,
+      ...(isPlainVm && { ipv4: '192.0.2.10', ssh: { host: '192.0.2.10', port: 22 } }),
+    };
   }
 
   async createServer(spec: CreateServerSpec): Promise<ServerInfo> {
@@ -70,6 +80,8 @@ export class TestComputeDriver implements ComputeDriver {
         labels: { ...spec.labels },
         env: { ...spec.bootstrapEnv },
         ...(spec.sourceServerId && { sourceServerId: spec.sourceServerId }),
+        spec,
+        firewall: structuredClone([...(spec.firewall ?? [])]),
       });
     }
     return this.#info(spec.id)!;
@@ -110,6 +122,19 @@ export class TestComputeDriver implements ComputeDriver {
     return [...this.servers.keys()]
       .map((id) => this.#info(id)!)
       .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  }
+
+  async setFirewall(id: string, rules: readonly FirewallRule[]) {
+    await this.#enter('setFirewall', id);
+    const server = this.#require(id);
+    server.firewall = structuredClone([...rules]);
+    return structuredClone(server.firewall);
+  }
+
+  async getFirewall(id: string) {
+    await this.#enter('getFirewall', id);
+    const server = this.servers.get(id);
+    return server && structuredClone(server.firewall);
   }
 
   async close() {

@@ -3,6 +3,10 @@ import * as m0001 from './0001-accounts.js';
 import * as m0002 from './0002-agents.js';
 import * as m0003 from './0003-slots-clones.js';
 import * as m0004 from './0004-vault.js';
+import * as m0005 from './0005-plain-vms.js';
+import * as m0006 from './0006-app-connections.js';
+import * as m0007 from './0007-bundles.js';
+import * as m0008 from './0008-agent-gateway.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -13,4 +17,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0002-agents': m0002,
   '0003-slots-clones': m0003,
   '0004-vault': m0004,
+  '0005-plain-vms': m0005,
+  '0006-app-connections': m0006,
+  '0007-bundles': m0007,
+  '0008-agent-gateway': m0008,
 };

@@ -1,12 +1,13 @@
-import { type Agent, AgentState } from '@svc/contract';
+import { AgentState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
-import type { AgentAction } from './agent-lifecycle.js';
+import type { AgentAction } from '../agents/agent-lifecycle.js';
 
-// The spec's Moves table and decisions.md, as HTTP answers: action × state → status.
+// The spec's Moves table and decisions.md, as HTTP answers: action × state → status. Plain VM
+// states mirror Agent states, so one table serves both.
 const EXPECTED: Record<AgentAction, Partial<Record<AgentState, 200>>> = {
   start: { stopped: 200 },
   stop: { running: 200 },
@@ -22,40 +23,57 @@ const VIA: Record<AgentAction, AgentState> = {
 const STATES = AgentState.options;
 const ACTIONS = Object.keys(EXPECTED) as AgentAction[];
 
-describe.each(databaseKinds)('Agent Moves table over HTTP on %s', (kind) => {
+const RESOURCES = [
+  {
+    path: '/api/agents',
+    table: 'agents',
+    create: (name: string) => ({ name, size: 'small', region: 'eu', billingType: 'metered' }),
+  },
+  {
+    path: '/api/plain-vms',
+    table: 'plainVms',
+    create: (name: string) => ({
+      name: name.replace(/ /g, '-'),
+      tier: 'small',
+      region: 'eu',
+      osImageKey: 'ubuntu-24.04',
+      billingType: 'metered',
+      access: { passwordEnabled: true, vaultEntryIds: [] },
+    }),
+  },
+] as const;
+
+const cases = databaseKinds.flatMap((kind) => RESOURCES.map((r) => [kind, r.path, r] as const));
+
+describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
   let t: TestContext;
   let client: TestClient;
-  const agents = new Map<string, Agent>();
+  const ids = new Map<string, string>();
   beforeAll(async () => {
     t = await createTestContext(kind);
     client = t.newClient();
     await signUpUser(client);
-    // One running Agent per case, then put each in the state its case starts from.
+    // One running machine per case, then put each in the state its case starts from.
     const created = await Promise.all(
       ACTIONS.flatMap((action) =>
         STATES.map(async (state) => {
-          const res = await client.post('/api/agents', {
-            name: `${action} ${state}`,
-            size: 'small',
-            region: 'eu',
-            billingType: 'metered',
-          });
-          return [`${action}:${state}`, res.body as Agent] as const;
+          const res = await client.post(resource.path, resource.create(`${action} ${state}`));
+          return [`${action}:${state}`, res.body.id as string] as const;
         }),
       ),
     );
-    for (const [key, agent] of created) agents.set(key, agent);
+    for (const [key, id] of created) ids.set(key, id);
     await waitFor(async () => {
-      const list = (await client.get('/api/agents')).body as Agent[];
-      return list.filter((a) => a.status === 'running').length === agents.size;
+      const list = (await client.get(resource.path)).body as { status: string }[];
+      return list.filter((m) => m.status === 'running').length === ids.size;
     }, 60_000);
     // Parking a row in a state directly: no job exists for it, so it stays there for the call.
-    for (const [key, agent] of agents) {
+    for (const [key, id] of ids) {
       const state = key.split(':')[1] as AgentState;
       await t.ctx.database.db
-        .updateTable('agents')
+        .updateTable(resource.table)
         .set({ state })
-        .where('id', '=', agent.id)
+        .where('id', '=', id)
         .execute();
     }
   }, 120_000);
@@ -65,20 +83,20 @@ describe.each(databaseKinds)('Agent Moves table over HTTP on %s', (kind) => {
     for (const state of STATES) {
       const expected = EXPECTED[action][state] ?? 409;
       it(`${action} from ${state} → ${expected}`, async () => {
-        const agent = agents.get(`${action}:${state}`) as Agent;
+        const id = ids.get(`${action}:${state}`) as string;
         const res =
           action === 'destroy'
-            ? await client.delete(`/api/agents/${agent.id}`)
-            : await client.post(`/api/agents/${agent.id}/${action}`);
+            ? await client.delete(`${resource.path}/${id}`)
+            : await client.post(`${resource.path}/${id}/${action}`);
         expect(res.status).toBe(expected);
         if (expected === 200) {
           expect(res.body.status).toBe(VIA[action]);
         } else {
           expect(res.body).toEqual({ error: 'invalid_state' });
           const row = await t.ctx.database.db
-            .selectFrom('agents')
+            .selectFrom(resource.table)
             .select('state')
-            .where('id', '=', agent.id)
+            .where('id', '=', id)
             .executeTakeFirst();
           expect(row?.state).toBe(state);
         }

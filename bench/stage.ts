@@ -1,0 +1,175 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { lintSource } from '@secretlint/core';
+import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
+import { isBinary, scanText } from '../packages/cli/src/glamp/scanner/scan.js';
+import { ScanPool } from '../packages/cli/src/glamp/scanner/scan-pool.js';
+import { buildStagingTarball, buildStagingTree } from '../packages/cli/src/glamp/staging.js';
+
+/** Seeded, so every run builds the same home. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const LINES = [
+  'const apiKey = process.env.API_KEY;',
+  'export function handler(request, response) {',
+  '  return response.json({ ok: true, token: request.headers.authorization });',
+  '# Configuration: set the access token in the environment before starting.',
+  'import { createServer } from "node:http";',
+  '  "integrity": "sha512-',
+  'password_hint = "see the team vault"',
+  '    at Object.<anonymous> (/home/agent/projects/app/index.js:12:7)',
+  'The quick brown fox jumps over the lazy dog; keys and secrets stay out of logs.',
+];
+
+/** A home of `files` files totalling about `bytes`: code-like text, a tenth incompressible. */
+async function generateHome(root: string, files: number, bytes: number) {
+  const random = prng(7);
+  const word = () => Math.floor(random() * 0xffffffff).toString(36);
+  const pool = Array.from({ length: 64 }, () => {
+    const lines: string[] = [];
+    for (let n = 0; n < 64 * 1024; ) {
+      const line =
+        random() < 0.5
+          ? (LINES[Math.floor(random() * LINES.length)] as string)
+          : `${word()} ${word()} ${word()} = ${word()}${word()};`;
+      lines.push(line);
+      n += line.length + 1;
+    }
+    return Buffer.from(lines.join('\n'));
+  });
+  const average = bytes / files;
+  for (let i = 0; i < files; i++) {
+    const dir = path.join(root, `projects/p${i % 50}/src/d${i % 400}`);
+    await mkdir(dir, { recursive: true });
+    const size = Math.max(1, Math.floor(average * (0.5 + random())));
+    let content: Buffer;
+    if (i % 10 === 0) {
+      content = Buffer.alloc(size);
+      for (let j = 0; j < size; j += 4)
+        content.writeUInt32LE(Math.floor(random() * 0xffffffff), Math.min(j, size - 4));
+      content[0] = 0;
+    } else {
+      const parts: Buffer[] = [Buffer.from(`// file ${i}\n`)];
+      for (let n = 0; n < size; ) {
+        const chunk = pool[Math.floor(random() * pool.length)] as Buffer;
+        const piece = chunk.subarray(0, Math.min(chunk.length, size - n));
+        parts.push(piece);
+        n += piece.length;
+      }
+      if (i % 97 === 1)
+        parts.push(
+          Buffer.from(
+            `\nGH_TOKEN=ghp_${word()}${word()}${word()}${word()}${word()}abcdef`.slice(0, 50),
+          ),
+        );
+      content = Buffer.concat(parts);
+    }
+    await writeFile(path.join(dir, `f${i}.${['js', 'ts', 'md', 'json', 'bin'][i % 5]}`), content);
+  }
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const time = async <T>(fn: () => Promise<T>) => {
+  const started = performance.now();
+  const result = await fn();
+  return { ms: performance.now() - started, result };
+};
+
+export async function run(args: string[]): Promise<void> {
+  const flag = (name: string, fallback: number) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0 ? Number(args[i + 1]) : fallback;
+  };
+  const megabytes = flag('mb', 1000);
+  const fileCount = flag('files', 20_000);
+  const home = await mkdtemp(path.join(tmpdir(), 'svc-bench-home-'));
+  try {
+    console.log(`generating a home of ${fileCount} files, about ${megabytes} MB…`);
+    await generateHome(home, fileCount, megabytes * 1e6);
+    const baselineTarget = path.join(tmpdir(), `svc-bench-${process.pid}.tgz`);
+    const tarCzf = await time(async () =>
+      execFileSync('tar', ['czf', baselineTarget, '-C', home, '.']),
+    );
+    await rm(baselineTarget, { force: true });
+    let treeMs = 0;
+    const stage = await time(async () => {
+      // As `svc glamp stage` does: the tree is hashed and scanned while it is copied.
+      const tree = await time(() => buildStagingTree(home));
+      treeMs = tree.ms;
+      const tarball = await buildStagingTarball(home, tree.result.files);
+      return { described: tree.result, tarball };
+    });
+    const { described, tarball } = stage.result;
+    console.log(
+      `stage (walk, copy, hash, scan, tarball): ${seconds(stage.ms)}; tar czf: ${seconds(tarCzf.ms)}; ratio ${(stage.ms / tarCzf.ms).toFixed(2)}× (target ≤ 1.5×)`,
+    );
+    console.log(
+      `  walk, copy, hash and scan ${seconds(treeMs)}; tarball ${seconds(stage.ms - treeMs)}`,
+    );
+    const byRule = new Map<string, number>();
+    for (const f of described.flags) byRule.set(f.rule, (byRule.get(f.rule) ?? 0) + 1);
+    console.log(
+      `  ${described.files.length} files, tarball ${(tarball.size / 1e6).toFixed(1)} MB, flags ${JSON.stringify(Object.fromEntries(byRule))}`,
+    );
+
+    // Scanner throughput on the same text files, read beforehand, against secretlint.
+    const stagingDir = path.join(home, '.crabglamp/glamp-staging');
+    const texts: { file: string; text: string }[] = [];
+    for (const f of described.files) {
+      const bytes = await readFile(path.join(stagingDir, f.path));
+      if (!isBinary(bytes)) texts.push({ file: f.path, text: bytes.toString('utf8') });
+    }
+    const totalMb = texts.reduce((sum, t) => sum + Buffer.byteLength(t.text), 0) / 1e6;
+    const ours = await time(async () => {
+      let flags = 0;
+      for (const t of texts) flags += scanText(t.file, t.text).length;
+      return flags;
+    });
+    const pool = new ScanPool();
+    const pooled = await time(async () => {
+      const pending: Promise<unknown>[] = [];
+      for (const t of texts) {
+        await pool.ready();
+        pending.push(pool.scan(t.file, Buffer.from(t.text)));
+      }
+      return (await Promise.all(pending)).length;
+    });
+    await pool.close();
+    const config = {
+      rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: recommended }],
+    };
+    const theirs = await time(async () => {
+      let messages = 0;
+      for (const t of texts) {
+        const result = await lintSource({
+          source: { filePath: t.file, content: t.text, contentType: 'text' },
+          options: { config, maskSecrets: true, noPhysicFilePath: true },
+        });
+        messages += result.messages.length;
+      }
+      return messages;
+    });
+    const oursRate = totalMb / (ours.ms / 1000);
+    const pooledRate = totalMb / (pooled.ms / 1000);
+    const theirsRate = totalMb / (theirs.ms / 1000);
+    console.log(
+      `scanner: ${oursRate.toFixed(1)} MB/s on one thread (${ours.result} flags), ${pooledRate.toFixed(1)} MB/s on the stage's thread pool; secretlint: ${theirsRate.toFixed(1)} MB/s (${theirs.result} findings) on ${totalMb.toFixed(1)} MB of text`,
+    );
+    console.log(
+      `  ratio ${(oursRate / theirsRate).toFixed(2)}× on one thread, ${(pooledRate / theirsRate).toFixed(2)}× with the pool (target ≥ 3×)`,
+    );
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

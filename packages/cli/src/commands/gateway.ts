@@ -1,0 +1,71 @@
+import { lazyAssets } from '../gateway/assets.js';
+import { CodeServer, findCodeServer } from '../gateway/code-server.js';
+import { GatewayAuth } from '../gateway/gateway-auth.js';
+import { createGatewayServer } from '../gateway/gateway-server.js';
+import type { CliIo } from '../main.js';
+import type { CliCommand } from './index.js';
+
+const VERSION = '0.1.0';
+
+/** `svc gateway`: the Agent's editor and terminal for the browser, until stopped. */
+export const gatewayCommand: CliCommand = {
+  register(program, io, setExitCode) {
+    program
+      .command('gateway')
+      .description("Serve this Agent's editor and terminal to its account's members")
+      .option('--port <port>', 'port to listen on (default: SVC_GATEWAY_PORT or 8443)')
+      .option('--host <host>', 'address to listen on (default: SVC_GATEWAY_HOST or 0.0.0.0)')
+      // The local driver marks its machines' processes with this; nothing else reads it.
+      .option('--svc-machine <id>', 'machine marker (set by the local compute driver)')
+      .action(async (options: { port?: string; host?: string }) => {
+        setExitCode(await serveGateway(io, options));
+      });
+  },
+};
+
+async function serveGateway(io: CliIo, options: { port?: string; host?: string }): Promise<number> {
+  const home = io.env.HOME;
+  if (!home) {
+    io.stderr.write('svc gateway: HOME is not set\n');
+    return 1;
+  }
+  const port = Number(options.port ?? io.env.SVC_GATEWAY_PORT ?? 8443);
+  const host = options.host ?? io.env.SVC_GATEWAY_HOST ?? '0.0.0.0';
+  // Behind HTTPS (any address but loopback) the cookie is Secure and `__Host-` prefixed.
+  const isLoopback = host === '127.0.0.1' || host === 'localhost';
+  const secureCookies = (io.env.SVC_GATEWAY_SECURE_COOKIES ?? String(!isLoopback)) === 'true';
+  const codeServerBin =
+    io.env.SVC_GATEWAY_BUILTIN_EDITOR === 'true' ? undefined : await findCodeServer(io.env);
+  let codeServer: CodeServer | undefined;
+  const gateway = createGatewayServer({
+    home,
+    env: io.env,
+    auth: new GatewayAuth(io.env),
+    assets: lazyAssets(),
+    version: VERSION,
+    secureCookies,
+    // The editor is chosen per request, so code-server can join once it has started.
+    get codeServer() {
+      return codeServer;
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    gateway.server.once('error', reject);
+    gateway.server.listen(port, host, () => resolve());
+  });
+  io.stdout.write(`svc gateway listening on ${host}:${port}\n`);
+  // Started only once the port is ours: a gateway that cannot listen leaves nothing behind.
+  if (codeServerBin) {
+    codeServer = await CodeServer.start(codeServerBin, home, io.env).catch((error: unknown) => {
+      io.stderr.write(
+        `svc gateway: code-server did not start (${String(error)}); built-in editor\n`,
+      );
+      return undefined;
+    });
+  }
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
+  });
+  await gateway.close();
+  return 0;
+}

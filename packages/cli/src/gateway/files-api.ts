@@ -1,0 +1,74 @@
+import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Files larger than this open read-only elsewhere; the built-in editor is for text. */
+export const MAX_EDIT_BYTES = 2 * 1024 * 1024;
+
+export class FileAccessError extends Error {
+  constructor(
+    readonly status: 400 | 403 | 404 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The home directory as the built-in editor sees it: paths are relative to it, and nothing
+ * outside it is reachable, through `..` or through a symbolic link.
+ */
+export class HomeFiles {
+  constructor(readonly home: string) {}
+
+  async #resolve(relative: string): Promise<string> {
+    const home = await realpath(this.home);
+    const target = path.resolve(home, relative.replace(/^\/+/, ''));
+    if (target !== home && !target.startsWith(`${home}${path.sep}`)) {
+      throw new FileAccessError(403, 'outside the home directory');
+    }
+    const real = await realpath(target).catch(() => {
+      throw new FileAccessError(404, 'no such file');
+    });
+    if (real !== home && !real.startsWith(`${home}${path.sep}`)) {
+      throw new FileAccessError(403, 'links outside the home directory');
+    }
+    return real;
+  }
+
+  /** One directory's entries, directories first. */
+  async list(relative: string): Promise<{ name: string; kind: 'dir' | 'file' }[]> {
+    const dir = await this.#resolve(relative);
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => {
+      throw new FileAccessError(400, 'not a directory');
+    });
+    return entries
+      .filter((e) => e.isDirectory() || e.isFile() || e.isSymbolicLink())
+      .map((e) => ({ name: e.name, kind: e.isDirectory() ? ('dir' as const) : ('file' as const) }))
+      .sort((a, b) =>
+        a.kind === b.kind ? a.name.localeCompare(b.name) : a.kind === 'dir' ? -1 : 1,
+      );
+  }
+
+  async read(relative: string): Promise<string> {
+    const file = await this.#resolve(relative);
+    const info = await lstat(file);
+    if (!info.isFile()) throw new FileAccessError(400, 'not a file');
+    if (info.size > MAX_EDIT_BYTES) throw new FileAccessError(413, 'too large for the editor');
+    return readFile(file, 'utf8');
+  }
+
+  /** Replaces an existing file's content, or creates a file in an existing directory. */
+  async write(relative: string, content: string): Promise<void> {
+    if (Buffer.byteLength(content) > MAX_EDIT_BYTES) {
+      throw new FileAccessError(413, 'too large for the editor');
+    }
+    const parent = await this.#resolve(path.dirname(relative.replace(/^\/+/, '')) || '.');
+    const name = path.basename(relative);
+    if (!name || name === '.' || name === '..') throw new FileAccessError(400, 'not a file name');
+    const file = path.join(parent, name);
+    const existing = await lstat(file).catch(() => undefined);
+    if (existing?.isSymbolicLink()) await this.#resolve(relative);
+    else if (existing && !existing.isFile()) throw new FileAccessError(400, 'not a file');
+    await writeFile(existing?.isSymbolicLink() ? await realpath(file) : file, content);
+  }
+}

@@ -1,0 +1,82 @@
+import {
+  checkGatewayCookie,
+  checkGatewayTicket,
+  GATEWAY_COOKIE,
+  gatewayKeyFromToken,
+  issueGatewayCookie,
+  type TicketCheck,
+} from '@svc/contract/gateway-ticket';
+import { loadAgentCredentials } from '../agent-env.js';
+
+/**
+ * Who may use this Agent's gateway: a browser with a valid single-use ticket (handed out by the
+ * service to members of the Agent's account), then with the cookie the gateway sets for it. The
+ * key comes from the Agent's current token, read afresh each time, so a new token (transfer,
+ * regenerate) turns every older ticket and cookie away.
+ */
+export class GatewayAuth {
+  /** Nonces of tickets already used, until they would have expired anyway. */
+  readonly #used = new Map<string, number>();
+
+  constructor(
+    readonly env: Readonly<Record<string, string | undefined>>,
+    readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
+  ) {}
+
+  /**
+   * The file first: a running process's environment keeps the token it started with, while the
+   * platform replaces `agent.env` when the token changes.
+   */
+  async #identity() {
+    const credentials =
+      (await loadAgentCredentials({ HOME: this.env.HOME })) ??
+      (await loadAgentCredentials(this.env));
+    return credentials && gatewayKeyFromToken(credentials.hmacToken);
+  }
+
+  /** Checks and spends a ticket; on success, the cookie value to set. */
+  async redeemTicket(
+    ticket: string,
+  ): Promise<
+    | { ok: true; cookie: string }
+    | Extract<TicketCheck, { ok: false }>
+    | { ok: false; reason: 'reused' | 'no_token' }
+  > {
+    const identity = await this.#identity();
+    if (!identity) return { ok: false, reason: 'no_token' };
+    const now = this.nowSeconds();
+    const claim = { agentId: identity.agentId, gen: identity.gen, nowSeconds: now };
+    const check = checkGatewayTicket(identity.key, claim, ticket);
+    if (!check.ok) return check;
+    this.#forgetExpired(now);
+    if (this.#used.has(check.nonce)) return { ok: false, reason: 'reused' };
+    this.#used.set(check.nonce, check.expiresAtSeconds);
+    return { ok: true, cookie: issueGatewayCookie(identity.key, claim) };
+  }
+
+  /**
+   * Whether the request's `Cookie` header carries a valid gateway cookie. Every cookie of that
+   * name counts: one planted by a sibling subdomain must not shadow the real one.
+   */
+  async isAuthorized(cookieHeader: string | undefined, name = GATEWAY_COOKIE): Promise<boolean> {
+    const values = readCookies(cookieHeader, name);
+    if (values.length === 0) return false;
+    const identity = await this.#identity();
+    if (!identity) return false;
+    const claim = { agentId: identity.agentId, gen: identity.gen, nowSeconds: this.nowSeconds() };
+    return values.some((value) => checkGatewayCookie(identity.key, claim, value));
+  }
+
+  #forgetExpired(now: number) {
+    for (const [nonce, expiresAt] of this.#used) if (expiresAt <= now) this.#used.delete(nonce);
+  }
+}
+
+export function readCookies(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) values.push(rest.join('='));
+  }
+  return values;
+}

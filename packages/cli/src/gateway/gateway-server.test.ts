@@ -1,0 +1,185 @@
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { CodeServer, findCodeServer } from './code-server.js';
+import { GatewayAuth } from './gateway-auth.js';
+import { createGatewayServer } from './gateway-server.js';
+
+const agentId = '0b9e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b';
+const mac = 'Z'.repeat(43);
+
+/** Stands in for code-server: answers with what it was asked, and echoes WebSocket messages. */
+const FAKE_CODE_SERVER = `#!/usr/bin/env node
+const http = require('node:http');
+const { WebSocketServer } = require(process.env.FAKE_WS_MODULE);
+const socketPath = process.argv[process.argv.indexOf('--socket') + 1];
+const auth = process.argv[process.argv.indexOf('--auth') + 1];
+const server = http.createServer((req, res) => res.end('code-server ' + req.url + ' auth=' + auth));
+new WebSocketServer({ server }).on('connection', (ws, req) =>
+  ws.on('message', (m) => ws.send('echo ' + req.url + ' ' + m)));
+server.listen(socketPath);
+`;
+
+describe('svc gateway', () => {
+  let root: string;
+  let home: string;
+  let base: string;
+  let cookie: string;
+  let gateway: ReturnType<typeof createGatewayServer>;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'svc-gw-'));
+    home = path.join(root, 'home');
+    await mkdir(path.join(home, '.crabglamp'), { recursive: true });
+    await writeFile(
+      path.join(home, '.crabglamp/agent.env'),
+      `SVC_API_URL=http://127.0.0.1:9\nSVC_HMAC_TOKEN=svc1.${agentId}.1.${mac}\n`,
+    );
+    const bin = path.join(root, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'code-server'), FAKE_CODE_SERVER);
+    await chmod(path.join(bin, 'code-server'), 0o755);
+    const env = {
+      HOME: home,
+      PATH: `${bin}:${process.env.PATH}`,
+      SHELL: '/bin/sh',
+      FAKE_WS_MODULE: createRequire(import.meta.url).resolve('ws'),
+    };
+    const found = await findCodeServer(env);
+    expect(found).toBe(path.join(bin, 'code-server'));
+    gateway = createGatewayServer({
+      home,
+      env,
+      auth: new GatewayAuth(env),
+      assets: async () => new Map(),
+      version: 'test',
+      secureCookies: false,
+      recheckMs: 100,
+      codeServer: await CodeServer.start(found as string, home, env),
+    });
+    await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
+    const { ticket } = issueGatewayTicket(gatewayKey(mac), {
+      agentId,
+      gen: 1,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    });
+    const opened = await fetch(`${base}/_svc/open?ticket=${ticket}`, { redirect: 'manual' });
+    expect(opened.status).toBe(302);
+    cookie = (opened.headers.get('set-cookie') as string).split(';')[0] as string;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    gateway?.server.closeAllConnections();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const get = (route: string, withCookie = true) =>
+    fetch(`${base}${route}`, { headers: withCookie ? { cookie } : {}, redirect: 'manual' });
+  /** A WebSocket and every message it gets, collected from the start (none can slip by). */
+  const socket = (route: string, headers: Record<string, string>) =>
+    new Promise<{ ws: WebSocket; messages: string[] }>((resolve, reject) => {
+      const ws = new WebSocket(`${base.replace('http', 'ws')}${route}`, { headers });
+      const messages: string[] = [];
+      ws.on('message', (data) => messages.push(String(data)));
+      ws.once('open', () => resolve({ ws, messages }));
+      ws.once('error', reject);
+    });
+
+  it('answers health and version to anyone, 404 outside its prefix, 401 inside it without the cookie', async () => {
+    expect(await (await get('/_svc/health', false)).json()).toEqual({ status: 'ok' });
+    expect(await (await get('/_svc/version', false)).json()).toEqual({ version: 'test' });
+    expect((await get('/index.html')).status).toBe(404);
+    for (const route of ['/_svc/', '/_svc/terminal', '/_svc/editor/', '/_svc/api/tree?path=']) {
+      expect((await get(route, false)).status).toBe(401);
+    }
+  });
+
+  it('serves code-server under /_svc/editor/ with the prefix stripped, WebSockets included', async () => {
+    expect((await get('/_svc/editor')).headers.get('location')).toBe('/_svc/editor/');
+    expect(await (await get('/_svc/editor/static/app.js?v=1')).text()).toBe(
+      'code-server /static/app.js?v=1 auth=none',
+    );
+    const { ws, messages } = await socket('/_svc/editor/session', { cookie, origin: base });
+    ws.send('hi');
+    await expect.poll(() => messages).toEqual(['echo /session hi']);
+    ws.close();
+    await expect(socket('/_svc/editor/session', { origin: base })).rejects.toThrow(/401/);
+  });
+
+  it('runs a real shell in the home over the terminal socket, only from its own origin', async () => {
+    await expect(
+      socket('/_svc/terminal/ws', { cookie, origin: 'http://evil.example' }),
+    ).rejects.toThrow(/401/);
+    const { ws, messages } = await socket('/_svc/terminal/ws?cols=80&rows=24', {
+      cookie,
+      origin: base,
+    });
+    await expect.poll(() => messages.length).toBeGreaterThan(0);
+    // The first message names the shell's session; the shell's output follows.
+    expect(JSON.parse(messages[0] as string).session).toMatch(/^[0-9a-f-]{36}$/);
+    ws.send(JSON.stringify({ t: 'i', d: 'echo "at:$HOME"\r' }));
+    await expect
+      .poll(() => messages.slice(1).join(''), { timeout: 10_000 })
+      .toContain(`at:${home}`);
+    ws.close();
+  });
+
+  it("keeps code-server's port forwarding and cross-site writes out", async () => {
+    expect((await get('/_svc/editor/proxy/3000/')).status).toBe(404);
+    expect((await get('/_svc/editor/absproxy/3000/')).status).toBe(404);
+    const post = (origin?: string) =>
+      fetch(`${base}/_svc/editor/api`, {
+        method: 'POST',
+        headers: { cookie, ...(origin && { origin }) },
+      });
+    expect((await post('http://evil.example')).status).toBe(403);
+    expect((await post()).status).toBe(403);
+    expect((await post(base)).status).toBe(200);
+  });
+
+  it('survives malformed and abandoned upgrades', async () => {
+    const { connect } = await import('node:net');
+    const port = Number(new URL(base).port);
+    await new Promise<void>((resolve) => {
+      const raw = connect(port, '127.0.0.1', () => {
+        raw.write(
+          'GET //[ HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+        );
+        raw.resetAndDestroy();
+        resolve();
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await (await get('/_svc/health', false)).json()).toEqual({ status: 'ok' });
+  });
+
+  it('writes files only for requests from its own pages', async () => {
+    const put = (origin?: string) =>
+      fetch(`${base}/_svc/api/file?path=note.txt`, {
+        method: 'PUT',
+        headers: { cookie, ...(origin && { origin }) },
+        body: 'from the editor',
+      });
+    expect((await put()).status).toBe(403);
+    expect((await put('http://evil.example')).status).toBe(403);
+    expect((await put(base)).status).toBe(200);
+    expect(await readFile(path.join(home, 'note.txt'), 'utf8')).toBe('from the editor');
+  });
+
+  it('ends open sockets and refuses the cookie once the token changes (transfer, regenerate)', async () => {
+    const { ws } = await socket('/_svc/terminal/ws', { cookie, origin: base });
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    await writeFile(
+      path.join(home, '.crabglamp/agent.env'),
+      `SVC_API_URL=http://127.0.0.1:9\nSVC_HMAC_TOKEN=svc1.${agentId}.2.${'Y'.repeat(43)}\n`,
+    );
+    expect(await closed).toBe(4003);
+    expect((await get('/_svc/')).status).toBe(401);
+  });
+});

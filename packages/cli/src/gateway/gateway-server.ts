@@ -1,0 +1,257 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  GATEWAY_COOKIE,
+  GATEWAY_COOKIE_TTL_SECONDS,
+  GATEWAY_PREFIX,
+} from '@svc/contract/gateway-ticket';
+import { WebSocketServer } from 'ws';
+import type { Asset } from './assets.js';
+import { CODE_SERVER_PREFIX, type CodeServer } from './code-server.js';
+import { FileAccessError, HomeFiles } from './files-api.js';
+import type { GatewayAuth } from './gateway-auth.js';
+import { editorPage, indexPage, PAGE_HEADERS, terminalPage } from './pages.js';
+import { TerminalSessions } from './terminal-sessions.js';
+
+export interface GatewayOptions {
+  readonly home: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly auth: GatewayAuth;
+  /** The pages' scripts and styles, built on first use (so the gateway is up at once). */
+  readonly assets: () => Promise<ReadonlyMap<string, Asset>>;
+  readonly version: string;
+  /** Cookies marked `Secure` (the gateway is reached over HTTPS). */
+  readonly secureCookies: boolean;
+  /** The VM's code-server, when it has one: the editor then is code-server, not the built-in one. */
+  readonly codeServer?: CodeServer | undefined;
+  /** How often open sockets have their cookie checked again (default 30 s). */
+  readonly recheckMs?: number;
+}
+
+const MAX_BODY_BYTES = 2 * 1024 * 1024 + 1024;
+/** How often open terminal and editor sockets have their cookie checked again. */
+const RECHECK_MS = 30_000;
+
+/**
+ * The Agent's gateway: under `/_svc/` its health, version, terminal and editor, for the holders
+ * of a ticket or of the cookie it turns into; everything else is left for the user's own sites.
+ */
+export function createGatewayServer(options: GatewayOptions) {
+  // `__Host-` keeps sibling subdomains from planting a cookie of the same name (HTTPS only).
+  const cookieName = options.secureCookies ? `__Host-${GATEWAY_COOKIE}` : GATEWAY_COOKIE;
+  const files = new HomeFiles(options.home);
+  const terminals = new TerminalSessions(options.home, options.env);
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (error instanceof FileAccessError)
+        return json(res, error.status, { error: error.message });
+      json(res, 500, { error: 'internal_error' });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const route = url.pathname;
+    if (!route.startsWith(`${GATEWAY_PREFIX}/`)) {
+      return text(res, 404, 'Nothing is served here yet.\n');
+    }
+    if (route === `${GATEWAY_PREFIX}/health`) return json(res, 200, { status: 'ok' });
+    if (route === `${GATEWAY_PREFIX}/version`) return json(res, 200, { version: options.version });
+    if (route === `${GATEWAY_PREFIX}/open`) return open(url, res);
+    if (!(await options.auth.isAuthorized(req.headers.cookie, cookieName))) {
+      return text(res, 401, 'Unauthorized: open this Agent from the dashboard.\n');
+    }
+    const asset = route.startsWith(`${GATEWAY_PREFIX}/assets/`)
+      ? (await options.assets()).get(route.slice(`${GATEWAY_PREFIX}/assets/`.length))
+      : undefined;
+    if (asset) {
+      res.writeHead(200, { 'content-type': asset.type, 'cache-control': 'private, max-age=300' });
+      return res.end(asset.body);
+    }
+    if (route === `${GATEWAY_PREFIX}/`) return html(res, indexPage());
+    if (route === `${GATEWAY_PREFIX}/terminal`) return html(res, terminalPage());
+    if (options.codeServer && route.startsWith(`${CODE_SERVER_PREFIX}/`)) {
+      // code-server's own port forwarding would put the user's apps on this origin, where
+      // their scripts could drive the terminal: not through the gateway.
+      if (/^\/_svc\/editor\/(abs)?proxy\//.test(route)) return text(res, 404, 'Not found.\n');
+      const isSafe = req.method === 'GET' || req.method === 'HEAD';
+      if (!isSafe && !isSameOrigin(req)) return json(res, 403, { error: 'cross-origin request' });
+      return options.codeServer.proxy(req, res);
+    }
+    if (route === CODE_SERVER_PREFIX) {
+      if (!options.codeServer) return html(res, editorPage());
+      res.writeHead(302, { location: `${CODE_SERVER_PREFIX}/` });
+      return res.end();
+    }
+    const path = url.searchParams.get('path') ?? '';
+    if (route === `${GATEWAY_PREFIX}/api/tree` && req.method === 'GET') {
+      return json(res, 200, { entries: await files.list(path) });
+    }
+    if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'GET') {
+      return json(res, 200, { content: await files.read(path) });
+    }
+    if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'PUT') {
+      if (!isSameOrigin(req)) return json(res, 403, { error: 'cross-origin request' });
+      await files.write(path, await readBody(req));
+      return json(res, 200, { saved: path });
+    }
+    return text(res, 404, 'Not found.\n');
+  }
+
+  /** The ticket the dashboard sent the browser with becomes this origin's cookie. */
+  async function open(url: URL, res: ServerResponse) {
+    const result = await options.auth.redeemTicket(url.searchParams.get('ticket') ?? '');
+    if (!result.ok)
+      return text(
+        res,
+        401,
+        'This link is no longer valid: open the Agent again from the dashboard.\n',
+      );
+    const cookie = [
+      `${cookieName}=${result.cookie}`,
+      'Path=/',
+      'HttpOnly',
+      'SameSite=Lax',
+      `Max-Age=${GATEWAY_COOKIE_TTL_SECONDS}`,
+      ...(options.secureCookies ? ['Secure'] : []),
+    ].join('; ');
+    res.writeHead(302, {
+      location: `${GATEWAY_PREFIX}/`,
+      'set-cookie': cookie,
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+    });
+    res.end();
+  }
+
+  /** Open sockets with the cookie they came with, re-checked while they stay open. */
+  const live = new Set<{ cookie: string | undefined; close(): void }>();
+  const recheck = setInterval(() => {
+    for (const entry of live) {
+      void options.auth.isAuthorized(entry.cookie, cookieName).then((ok) => {
+        if (!ok) entry.close();
+      });
+    }
+  }, options.recheckMs ?? RECHECK_MS);
+  recheck.unref();
+
+  server.on('upgrade', (req, socket, head) => {
+    // A reset or a malformed request must cost this socket, never the gateway.
+    socket.on('error', () => socket.destroy());
+    upgrade(req, socket, head).catch(() => socket.destroy());
+  });
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const cookie = req.headers.cookie;
+    const toEditor =
+      options.codeServer !== undefined && url.pathname.startsWith(`${CODE_SERVER_PREFIX}/`);
+    const allowed =
+      (url.pathname === `${GATEWAY_PREFIX}/terminal/ws` || toEditor) &&
+      isSameOrigin(req) &&
+      (await options.auth.isAuthorized(cookie, cookieName));
+    if (!allowed) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (toEditor) {
+      const entry = { cookie, close: () => socket.destroy() };
+      live.add(entry);
+      socket.once('close', () => live.delete(entry));
+      return options.codeServer?.proxyUpgrade(req, socket, head);
+    }
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      const size = {
+        cols: clamp(Number(url.searchParams.get('cols')), 80),
+        rows: clamp(Number(url.searchParams.get('rows')), 24),
+      };
+      const viewer = {
+        send: (data: string) => ws.send(data),
+        close: (code: number, reason: string) => ws.close(code, reason),
+      };
+      const known = url.searchParams.get('session') ?? undefined;
+      const id = terminals.attach(known, viewer, size, (session) =>
+        ws.send(JSON.stringify({ session })),
+      );
+      // A cookie that stops being valid (new token after a transfer, expiry) ends the socket.
+      const entry = { cookie, close: () => ws.close(4003, 'access ended') };
+      live.add(entry);
+      ws.on('message', (raw) => {
+        const message = parseMessage(String(raw));
+        if (message?.t === 'i') terminals.input(id, message.d);
+        if (message?.t === 'r') terminals.resize(id, clamp(message.c, 80), clamp(message.r, 24));
+      });
+      ws.on('close', () => {
+        live.delete(entry);
+        terminals.detach(id, viewer);
+      });
+    });
+  }
+
+  return {
+    server,
+    close: async () => {
+      clearInterval(recheck);
+      terminals.close();
+      options.codeServer?.stop();
+      for (const client of sockets.clients) client.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+type Message = { t: 'i'; d: string } | { t: 'r'; c: number; r: number };
+
+function parseMessage(raw: string): Message | undefined {
+  try {
+    const value = JSON.parse(raw) as Message;
+    if (value.t === 'i' && typeof value.d === 'string') return value;
+    if (value.t === 'r' && Number.isFinite(value.c) && Number.isFinite(value.r)) return value;
+  } catch {}
+  return undefined;
+}
+
+const clamp = (value: number, fallback: number) =>
+  Number.isInteger(value) && value >= 2 && value <= 1000 ? value : fallback;
+
+/** A browser's state-changing request must come from a page of this gateway. */
+function isSameOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (!origin) return false;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new FileAccessError(413, 'too large for the editor');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const html = (res: ServerResponse, body: string) => {
+  res.writeHead(200, PAGE_HEADERS);
+  res.end(body);
+};
+
+const text = (res: ServerResponse, status: number, body: string) => {
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+  });
+  res.end(body);
+};
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+};

@@ -1,0 +1,71 @@
+import path from 'node:path';
+import { cancelStaging, completePublish, publishBundle, STAGING_DIR } from '@svc/contract';
+import type { CliIo } from '../main.js';
+import { type ApiClient, ApiError } from './api.js';
+import { readManifest, writeManifest } from './manifest-file.js';
+import { formatFlags } from './report-print.js';
+import { buildStagingTarball, describeStagingTree, TARBALL_FILE } from './staging.js';
+import { readLocalStaging, removeLocalStaging } from './state.js';
+import { progressBar, putFile } from './upload.js';
+
+/**
+ * `svc glamp confirm`: the final scan (refusing flags `stage` did not report), the tarball,
+ * uploads with a progress bar, complete; then `glampId` goes back into `bundle.json`.
+ */
+export async function glampConfirm(io: CliIo, home: string, api: ApiClient): Promise<number> {
+  const state = await readLocalStaging(home);
+  if (!state) throw new Error('nothing is staged: run "svc glamp stage" first');
+  const manifest = await readManifest(home);
+  const described = await describeStagingTree(home);
+  const known = new Set(state.flagFingerprints);
+  const fresh = described.flags.filter((f) => !known.has(f.fingerprint));
+  if (fresh.length > 0) {
+    io.stderr.write(
+      `svc: refusing to publish: flags that stage did not report:\n${formatFlags(fresh)}Remove them, or run "svc glamp stage" again to review them.\n`,
+    );
+    return 1;
+  }
+  const tarball = await buildStagingTarball(home, described.files);
+  const publish = await api(publishBundle, {
+    params: { slug: manifest.glampId || 'new' },
+    body: { stagingId: state.stagingId, manifest, files: described.files, tarball },
+  }).catch((error) => {
+    if (error instanceof ApiError && error.status === 404 && manifest.glampId) {
+      throw new Error(
+        `the bundle ${manifest.glampId} no longer exists (deleted?): empty "glampId" in bundle.json to publish it anew`,
+      );
+    }
+    throw error;
+  });
+  const stagingDir = path.join(home, STAGING_DIR);
+  const sources = new Map<string, string>([[tarball.sha256, path.join(home, TARBALL_FILE)]]);
+  for (const f of described.files) sources.set(f.sha256, path.join(stagingDir, f.path));
+  const total = publish.uploads.reduce((sum, u) => sum + u.size, 0);
+  const bar = progressBar((t) => io.stderr.write(t), total, io.isTty ?? false);
+  for (const upload of publish.uploads) {
+    await putFile(upload, sources.get(upload.sha256) as string, (n) => bar.advance(n));
+  }
+  bar.finish();
+  const done = await api(completePublish, {
+    params: { slug: publish.bundleId },
+    body: { stagingId: state.stagingId },
+  });
+  await writeManifest(home, { ...manifest, glampId: done.bundleId });
+  await removeLocalStaging(home);
+  io.stdout.write(`Published version ${done.version}: ${done.url}\n`);
+  return 0;
+}
+
+/** `svc glamp cancel`: the staging row is cancelled and the local staging removed. */
+export async function glampCancel(io: CliIo, home: string, api: ApiClient): Promise<void> {
+  const state = await readLocalStaging(home);
+  if (state) {
+    await api(cancelStaging, { params: { id: state.stagingId } }).catch((error) => {
+      // Already cancelled or published on the service: the local files still go.
+      if (!(error instanceof ApiError && (error.status === 404 || error.status === 409)))
+        throw error;
+    });
+  }
+  await removeLocalStaging(home);
+  io.stdout.write(state ? `Cancelled staging ${state.stagingId}.\n` : 'Nothing was staged.\n');
+}

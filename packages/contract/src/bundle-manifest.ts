@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/** The compressed tarball's cap (decimal megabytes, as the spec writes "500 MB"). */
+export const MAX_TARBALL_BYTES = 500 * 1000 * 1000;
+
+/** The manifest's file name in the Agent's home, and the ignore file's name. */
+export const MANIFEST_FILE = 'bundle.json';
+export const IGNORE_FILE = '.bundleignore';
+
+/** Where `stage` builds the staging tree, relative to the home directory. */
+export const STAGING_DIR = '.crabglamp/glamp-staging';
+
+/**
+ * Excluded whatever `.bundleignore` says (decisions.md), as gitignore lines: they are appended
+ * after every user rule so no `!` can bring them back.
+ */
+export const ALWAYS_EXCLUDED: readonly string[] = [
+  '.crabglamp/',
+  '.ssh/',
+  '.gnupg/',
+  '.bash_history',
+  '.zsh_history',
+  'node_modules/',
+  '.cache/',
+  '.npm/',
+];
+
+const KEBAB = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+export const BundleName = z
+  .string()
+  .min(1, 'Give the bundle a name')
+  .max(50, 'Use at most 50 characters')
+  .regex(KEBAB, 'Use kebab-case: lower-case letters, digits and single inner hyphens');
+
+export const BundleTag = z
+  .string()
+  .min(1, 'A tag cannot be empty')
+  .max(50, 'Use at most 50 characters per tag')
+  .regex(KEBAB, 'Tags are kebab-case: lower-case letters, digits and single inner hyphens');
+
+/** One credential an adopter must set: derived from what `stage` stripped, never asked for. */
+export const BundleCredential = z.object({
+  key: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'A credential key is a variable name'),
+  description: z.string().max(500),
+  /** `path:line` of every place the value was replaced by a placeholder. */
+  locations: z.array(z.string().max(1000)).max(1000),
+});
+export type BundleCredential = z.infer<typeof BundleCredential>;
+
+/** `bundle.json`, as the spec's table defines it; `glampId` is empty until the first publish. */
+export const BundleManifest = z.strictObject({
+  name: BundleName,
+  displayName: z
+    .string()
+    .trim()
+    .min(1, 'Give the bundle a display name')
+    .max(100, 'Use at most 100 characters'),
+  description: z
+    .string()
+    .trim()
+    .min(1, 'Describe the bundle in one sentence')
+    .max(300, 'Keep the description to one sentence (at most 300 characters)'),
+  tags: z.array(BundleTag).max(20, 'Use at most 20 tags'),
+  glampId: z.union([z.literal(''), z.uuid('glampId must be empty or a UUID')]),
+  credentials: z.array(BundleCredential).max(200),
+});
+export type BundleManifest = z.infer<typeof BundleManifest>;

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PlainVm } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyPair, ssh } from '../../../test/openssh.js';
+import { createLocalTestContext, signUpUser } from '../../../test/test-context.js';
+import { waitFor } from '../../../test/wait.js';
+import type { LocalComputeDriver } from './local-compute-driver.js';
+
+describe('a Plain VM on the local driver, reached with the OpenSSH client', () => {
+  let t: Awaited<ReturnType<typeof createLocalTestContext>>;
+  let driver: LocalComputeDriver;
+  let dir: string;
+  let chosen: Awaited<ReturnType<typeof keyPair>>;
+  let other: Awaited<ReturnType<typeof keyPair>>;
+  let vm: PlainVm;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-plain-vm-'));
+    t = await createLocalTestContext();
+    driver = t.driver;
+    await signUpUser(t.client);
+    [chosen, other] = await Promise.all([keyPair(dir, 'chosen'), keyPair(dir, 'other')]);
+    // Both keys are in the Vault; only one is chosen for the VM.
+    const vault = await Promise.all(
+      [chosen, other].map(
+        async (key, i) =>
+          (
+            await t.client.post('/api/vault', {
+              type: 'ssh_key',
+              label: `k${i}`,
+              value: key.publicLine,
+            })
+          ).body.id as string,
+      ),
+    );
+    const created = await t.client.post('/api/plain-vms', {
+      name: 'box',
+      tier: 'small',
+      region: 'eu',
+      osImageKey: 'ubuntu-24.04',
+      billingType: 'metered',
+      access: { passwordEnabled: false, vaultEntryIds: [vault[0]] },
+    });
+    expect(created.status).toBe(201);
+    await waitFor(
+      async () =>
+        (await t.client.get(`/api/plain-vms/${created.body.id}`)).body.status === 'running',
+      30_000,
+      'running',
+    );
+    vm = (await t.client.get(`/api/plain-vms/${created.body.id}`)).body;
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const firewall = (sourceIps: string[], port = '22') =>
+    t.client.put(`/api/plain-vms/${vm.id}/firewall`, {
+      rules: [{ protocol: 'tcp', port, sourceIps }],
+    });
+
+  it('shows where to connect and lets the default user in with the chosen Vault key, in its home', async () => {
+    expect(vm.ssh).toEqual({ host: '127.0.0.1', port: expect.any(Number) });
+    const port = vm.ssh?.port as number;
+    expect(await ssh(port, 'ubuntu', chosen.file, 'echo ok')).toEqual({ code: 0, stdout: 'ok\n' });
+    expect(await ssh(port, 'ubuntu', chosen.file, 'pwd')).toEqual({
+      code: 0,
+      stdout: `${driver.homeOf(vm.id)}\n`,
+    });
+  });
+
+  it('refuses a key that is in the Vault but was not chosen, and any other user', async () => {
+    const port = vm.ssh?.port as number;
+    expect((await ssh(port, 'ubuntu', other.file, 'echo ok')).code).toBe(255);
+    expect((await ssh(port, 'root', chosen.file, 'echo ok')).code).toBe(255);
+  });
+
+  it('applies firewall changes without a restart: refused when 127.0.0.1 is no longer allowed on 22, let in again after', async () => {
+    const port = vm.ssh?.port as number;
+    const pid = (await driver.isProcessAlive(vm.id)) && port;
+    expect((await firewall(['10.0.0.0/8'])).body.rules[0].sourceIps).toEqual(['10.0.0.0/8']);
+    expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
+    // Allowed address, wrong port: still refused.
+    await firewall(['127.0.0.1'], '2222');
+    expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
+    expect((await firewall(['127.0.0.1'])).body.rules[0].sourceIps).toEqual(['127.0.0.1/32']);
+    expect(await ssh(port, 'ubuntu', chosen.file, 'echo ok')).toEqual({ code: 0, stdout: 'ok\n' });
+    expect(await driver.isProcessAlive(vm.id)).toBe(Boolean(pid));
+  });
+
+  it('keeps the home across stop and start, and destroy removes the machine', async () => {
+    const port = vm.ssh?.port as number;
+    await ssh(port, 'ubuntu', chosen.file, 'echo kept > note.txt');
+    await t.client.post(`/api/plain-vms/${vm.id}/stop`);
+    const status = async () => (await t.client.get(`/api/plain-vms/${vm.id}`)).body.status;
+    await waitFor(async () => (await status()) === 'stopped', 15_000, 'stopped');
+    expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
+    await t.client.post(`/api/plain-vms/${vm.id}/start`);
+    await waitFor(async () => (await status()) === 'running', 15_000, 'running');
+    expect(await ssh(port, 'ubuntu', chosen.file, 'cat note.txt')).toEqual({
+      code: 0,
+      stdout: 'kept\n',
+    });
+    await t.client.delete(`/api/plain-vms/${vm.id}`);
+    await waitFor(
+      async () => (await t.client.get(`/api/plain-vms/${vm.id}`)).status === 404,
+      15_000,
+      'removed',
+    );
+    expect(existsSync(path.join(driver.root, vm.id))).toBe(false);
+    expect(await driver.isProcessAlive(vm.id)).toBe(false);
+  });
+});

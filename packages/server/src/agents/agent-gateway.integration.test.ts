@@ -1,0 +1,130 @@
+import type { Agent } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localRequest } from '../../test/localhost-http.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createLocalTestContext, signUpUser } from '../../test/test-context.js';
+import { waitFor } from '../../test/wait.js';
+
+/**
+ * The service hands a member a one-time link into an Agent's gateway; the gateway (the real
+ * `svc gateway`, run by the local driver as the Agent's process) checks it without a database.
+ */
+describe("an Agent's gateway: tickets from the service, checked by svc gateway", () => {
+  let t: Awaited<ReturnType<typeof createLocalTestContext>>;
+  let owner: TestClient;
+  let orgId: string;
+  let agent: Agent;
+  let other: Agent;
+
+  const running = async (name: string, accountId?: string) => {
+    const res = await owner.post('/api/agents', {
+      name,
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+      ...(accountId && { accountId }),
+    });
+    await waitFor(
+      async () => (await owner.get(`/api/agents/${res.body.id}`)).body.status === 'running',
+      30_000,
+      'running',
+    );
+    return (await owner.get(`/api/agents/${res.body.id}`)).body as Agent;
+  };
+
+  beforeAll(async () => {
+    t = await createLocalTestContext();
+    owner = t.newClient();
+    await signUpUser(owner);
+    orgId = (await owner.post('/api/orgs', { name: 'Gw', slug: 'gateway-org' })).body.id;
+    await owner.post(`/api/accounts/${orgId}/subscription`);
+    [agent, other] = await Promise.all([running('gateway one'), running('gateway two')]);
+  }, 90_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const ticketFor = async (id: string, as = owner) => {
+    const res = await as.post(`/api/agents/${id}/gateway-ticket`);
+    expect(res.status).toBe(201);
+    return res.body as { url: string; expiresAt: string };
+  };
+  /** What a browser does with the link: follow it once, keep the cookie it sets. */
+  const redeem = async (url: string) => {
+    const res = await localRequest(url);
+    const setCookie = [res.headers['set-cookie'] ?? []].flat()[0];
+    return {
+      status: res.status,
+      location: res.headers.location,
+      setCookie,
+      cookie: setCookie?.split(';')[0],
+    };
+  };
+  const page = (base: string, cookie?: string) =>
+    localRequest(new URL('/_svc/', base).toString(), { headers: cookie ? { cookie } : {} }).then(
+      (r) => r.status,
+    );
+
+  it("points the Agent's url at its gateway on a *.localhost port, and the link sets an HttpOnly cookie", async () => {
+    expect(agent.url).toMatch(new RegExp(`^http://${agent.subdomain}\\.localhost:\\d+/$`));
+    const { url, expiresAt } = await ticketFor(agent.id);
+    expect(new URL(url).origin).toBe(new URL(agent.url).origin);
+    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(61_000);
+    const res = await redeem(url);
+    expect(res).toMatchObject({ status: 302, location: '/_svc/' });
+    expect(res.setCookie).toMatch(/^svc_gateway=gc1\..*; Path=\/; HttpOnly; SameSite=Lax/);
+    expect(await page(agent.url, res.cookie)).toBe(200);
+    const health = await localRequest(new URL('/_svc/health', agent.url).toString());
+    expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+  });
+
+  it('refuses requests without a ticket or cookie, and reused, tampered, expired and other-Agent tickets', async () => {
+    expect(await page(agent.url)).toBe(401);
+    expect(await page(agent.url, 'svc_gateway=gc1.forged')).toBe(401);
+    const { url } = await ticketFor(agent.id);
+    expect((await redeem(url)).status).toBe(302);
+    expect(await redeem(url)).toMatchObject({ status: 401, cookie: undefined });
+
+    const fresh = new URL((await ticketFor(agent.id)).url);
+    const ticket = fresh.searchParams.get('ticket') as string;
+    fresh.searchParams.set(
+      'ticket',
+      `${ticket.slice(0, -2)}${ticket.endsWith('AA') ? 'BB' : 'AA'}`,
+    );
+    expect((await redeem(fresh.toString())).status).toBe(401);
+
+    const otherLink = new URL((await ticketFor(other.id)).url);
+    const onWrongGateway = new URL(`/_svc/open${otherLink.search}`, agent.url);
+    expect((await redeem(onWrongGateway.toString())).status).toBe(401);
+
+    t.clock.advance(-2 * 60_000);
+    const stale = await ticketFor(agent.id);
+    t.clock.advance(2 * 60_000);
+    expect((await redeem(stale.url)).status).toBe(401);
+  });
+
+  it('lets only members of the Agent account ask for a link, and only while it runs', async () => {
+    const stranger = t.newClient();
+    await signUpUser(stranger);
+    expect((await stranger.post(`/api/agents/${agent.id}/gateway-ticket`)).status).toBe(404);
+    expect((await t.newClient().post(`/api/agents/${agent.id}/gateway-ticket`)).status).toBe(401);
+  });
+
+  it("turns away the old account's cookies after a transfer, and answers nothing after destroy", async () => {
+    const before = await redeem((await ticketFor(agent.id)).url);
+    expect(await page(agent.url, before.cookie)).toBe(200);
+    const moved = await owner.post(`/api/agents/${agent.id}/transfer`, { targetAccountId: orgId });
+    expect(moved.status).toBe(200);
+    await waitFor(
+      async () => (await page(agent.url, before.cookie)) === 401,
+      10_000,
+      'old cookie refused',
+    );
+    const after = await redeem((await ticketFor(agent.id)).url);
+    expect(await page(agent.url, after.cookie)).toBe(200);
+
+    await owner.delete(`/api/agents/${agent.id}`);
+    await waitFor(async () => (await owner.get(`/api/agents/${agent.id}`)).status === 404, 15_000);
+    await expect(page(agent.url, after.cookie)).rejects.toThrow();
+  });
+});

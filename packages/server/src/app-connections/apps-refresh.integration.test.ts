@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AppsTest,
+  anotherProcess,
+  connectedUser,
+  connectionRow,
+  createAppsTest,
+  expireAccessToken,
+  standInEnv,
+} from '../../test/apps-fixture.js';
+import { databaseKinds } from '../../test/test-db.js';
+
+describe.each(databaseKinds)('token refresh on %s', (kind) => {
+  let apps: AppsTest;
+  beforeAll(async () => {
+    apps = await createAppsTest(kind);
+  });
+  afterAll(() => apps?.close());
+
+  const secondProcess = async (env: Record<string, string>) =>
+    (await anotherProcess(apps.t, env)).client;
+  const allEnv = () => standInEnv(apps);
+
+  it.each(['suite', 'music'] as const)(
+    '%s: 50 concurrent requests on an expired connection, one refresh, one token for all',
+    async (provider) => {
+      const { t, standIns } = apps;
+      const user = await connectedUser(t, provider);
+      const before = await connectionRow(t, user.connectionId);
+      await expireAccessToken(t, user.connectionId);
+      const calls = standIns[provider].counts.token;
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () => user.client.get(`/api/apps/${user.connectionId}/token`)),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
+      expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
+      expect(standIns[provider].counts.token).toBe(calls + 1);
+      const after = await connectionRow(t, user.connectionId);
+      expect(after.status).toBe('active');
+      expect(after.refreshLeaseOwner).toBeNull();
+      const open = (row: typeof after) =>
+        t.ctx.tokenCipher.open(row.refreshToken!, { connectionId: row.id, provider });
+      // Spotify-like: rotated and stored; Google-like: the same refresh token kept.
+      if (provider === 'music') expect(open(after)).not.toBe(open(before));
+      else expect(open(after)).toBe(open(before));
+      // The refresh token that was used: dead at a rotating provider, and presenting it again
+      // is reuse, which ends the whole grant (the next refresh is a 410).
+      const reuse = await fetch(`${standIns[provider].issuer}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${standIns[provider].clientId}:${standIns[provider].clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: open(before) }),
+      });
+      expect(reuse.status).toBe(provider === 'music' ? 400 : 200);
+      if (provider === 'music') {
+        expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
+        await expireAccessToken(t, user.connectionId);
+        expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(410);
+      }
+    },
+  );
+
+  it.each(['suite', 'music'] as const)(
+    '%s: two service processes on one database refresh once between them',
+    async (provider) => {
+      const { t, standIns } = apps;
+      const user = await connectedUser(t, provider);
+      const other = await secondProcess(allEnv());
+      for (const [name, value] of user.client.cookies) other.cookies.set(name, value);
+      await expireAccessToken(t, user.connectionId);
+      const calls = standIns[provider].counts.token;
+      standIns[provider].faults = { delayMs: 300 }; // keep the refresh in flight a while
+      const path = `/api/apps/${user.connectionId}/token`;
+      const responses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? other : user.client).get(path)),
+      );
+      standIns[provider].faults = {};
+      expect(responses.map((r) => r.status)).toEqual(Array(40).fill(200));
+      expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
+      expect(standIns[provider].counts.token).toBe(calls + 1);
+    },
+  );
+
+  it('invalid_grant: 410, state error, and the next request 410 without calling the provider', async () => {
+    const { t, standIns } = apps;
+    const user = await connectedUser(t, 'suite');
+    await expireAccessToken(t, user.connectionId);
+    // A refresh token revoked at the provider (RFC 7009), as when the user removes the app.
+    const row = await connectionRow(t, user.connectionId);
+    const refresh = t.ctx.tokenCipher.open(row.refreshToken!, {
+      connectionId: row.id,
+      provider: 'suite',
+    });
+    await (await standIns.suite.provider.RefreshToken.find(refresh))?.destroy();
+    const path = `/api/apps/${user.connectionId}/token`;
+    expect(await user.client.get(path)).toMatchObject({
+      status: 410,
+      body: { error: 'connection_error' },
+    });
+    expect((await connectionRow(t, user.connectionId)).status).toBe('error');
+    expect((await user.client.get('/api/apps')).body[0].status).toBe('error');
+    const calls = standIns.suite.counts.token;
+    expect((await user.client.get(path)).status).toBe(410);
+    expect(standIns.suite.counts.token).toBe(calls);
+  });
+
+  it.each([
+    ['HTTP 500', { status: 500 }],
+    ['HTTP 503', { status: 503 }],
+    ['HTTP 429', { status: 429 }],
+    ['invalid_client', { error: 'invalid_client' as const }],
+    ['unauthorized_client', { error: 'unauthorized_client' as const }],
+  ])(
+    '%s: 503 refresh_unavailable, still active, works once the fault is gone',
+    async (_, fault) => {
+      const { t, standIns } = apps;
+      const user = await connectedUser(t, 'music');
+      await expireAccessToken(t, user.connectionId);
+      const path = `/api/apps/${user.connectionId}/token`;
+      standIns.music.faults = fault;
+      expect(await user.client.get(path)).toMatchObject({
+        status: 503,
+        body: { error: 'refresh_unavailable' },
+      });
+      const row = await connectionRow(t, user.connectionId);
+      expect(row.status).toBe('active');
+      expect(row.refreshLeaseOwner).toBeNull();
+      standIns.music.faults = {};
+      expect((await user.client.get(path)).status).toBe(200);
+    },
+  );
+
+  it('a wrong client secret (our misconfiguration): 503, the connection stays active', async () => {
+    const { t } = apps;
+    const user = await connectedUser(t, 'music');
+    await expireAccessToken(t, user.connectionId);
+    const misconfigured = await secondProcess({
+      ...allEnv(),
+      MUSIC_CLIENT_SECRET: 'rotated-by-mistake',
+    });
+    for (const [name, value] of user.client.cookies) misconfigured.cookies.set(name, value);
+    const res = await misconfigured.get(`/api/apps/${user.connectionId}/token`);
+    expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
+    expect((await connectionRow(t, user.connectionId)).status).toBe('active');
+    expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(200);
+  });
+
+  it('tokens sealed with a key no longer configured: 503 (logged), the lease released', async () => {
+    const { t } = apps;
+    const user = await connectedUser(t, 'music');
+    const otherKey = `other:${Buffer.alloc(32, 9).toString('base64')}`;
+    const wrongKeys = await secondProcess({ ...allEnv(), ENCRYPTION_KEYS: otherKey });
+    for (const [name, value] of user.client.cookies) wrongKeys.cookies.set(name, value);
+    const path = `/api/apps/${user.connectionId}/token`;
+    expect(await wrongKeys.get(path)).toMatchObject({
+      status: 503,
+      body: { error: 'refresh_unavailable' },
+    });
+    await expireAccessToken(t, user.connectionId);
+    expect((await wrongKeys.get(path)).status).toBe(503);
+    const row = await connectionRow(t, user.connectionId);
+    expect(row).toMatchObject({ status: 'active', refreshLeaseOwner: null });
+    expect(t.logs.text()).toContain('stored token does not open with ENCRYPTION_KEYS');
+    expect((await user.client.get(path)).status).toBe(200);
+  });
+
+  it('a provider that is not configured (any more): 503, the connection stays active', async () => {
+    const { t } = apps;
+    const user = await connectedUser(t, 'music');
+    await expireAccessToken(t, user.connectionId);
+    const withoutMusic = await secondProcess({ ...apps.standIns.suite.env() });
+    for (const [name, value] of user.client.cookies) withoutMusic.cookies.set(name, value);
+    const res = await withoutMusic.get(`/api/apps/${user.connectionId}/token`);
+    expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
+    expect((await connectionRow(t, user.connectionId)).status).toBe('active');
+  });
+
+  it('race check: invalid_grant after someone else refreshed is not a dead token', async () => {
+    const { t, standIns } = apps;
+    const user = await connectedUser(t, 'suite');
+    await expireAccessToken(t, user.connectionId);
+    const binding = { connectionId: user.connectionId, provider: 'suite' };
+    const expiresAt = new Date(t.clock.now().getTime() + 3600_000);
+    standIns.suite.faults = {
+      error: 'invalid_grant',
+      // Meanwhile another process refreshed and stored its result (a new refresh token).
+      before: async () => {
+        standIns.suite.faults = { error: 'invalid_grant' };
+        await t.ctx.database.db
+          .updateTable('appConnections')
+          .set({
+            refreshToken: t.ctx.tokenCipher.seal('rotated-elsewhere', binding),
+            accessToken: t.ctx.tokenCipher.seal('access-from-elsewhere', binding),
+            accessTokenExpiresAt: expiresAt,
+          })
+          .where('id', '=', user.connectionId)
+          .execute();
+      },
+    };
+    const res = await user.client.get(`/api/apps/${user.connectionId}/token`);
+    standIns.suite.faults = {};
+    expect(res).toMatchObject({ status: 200, body: { accessToken: 'access-from-elsewhere' } });
+    expect((await connectionRow(t, user.connectionId)).status).toBe('active');
+  });
+
+  it('a provider answering after 11 s gives 503 within about 10 s', async () => {
+    const { t, standIns } = apps;
+    const user = await connectedUser(t, 'music');
+    await expireAccessToken(t, user.connectionId);
+    standIns.music.faults = { delayMs: 11_000 };
+    const started = performance.now();
+    const res = await user.client.get(`/api/apps/${user.connectionId}/token`);
+    const elapsed = performance.now() - started;
+    standIns.music.faults = {};
+    expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
+    expect(elapsed).toBeGreaterThan(9_500);
+    expect(elapsed).toBeLessThan(10_900);
+    expect((await connectionRow(t, user.connectionId)).status).toBe('active');
+    expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(200);
+  }, 30_000);
+
+  it('no stored token, old or new, appears in the logs of these refreshes', async () => {
+    const { t } = apps;
+    const rows = await t.ctx.database.db.selectFrom('appConnections').selectAll().execute();
+    const logs = t.logs.text();
+    expect(rows.length).toBeGreaterThan(5);
+    for (const row of rows) {
+      const binding = { connectionId: row.id, provider: row.provider };
+      for (const sealed of [row.accessToken, row.refreshToken]) {
+        if (sealed) expect(logs).not.toContain(t.ctx.tokenCipher.open(sealed, binding));
+      }
+    }
+    expect(logs).toContain('token refreshed');
+  });
+});

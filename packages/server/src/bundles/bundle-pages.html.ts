@@ -1,0 +1,152 @@
+import type { BundleDetail } from '@svc/contract';
+
+/** Escapes text for HTML content and quoted attribute values. */
+export const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+const pathUrl = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
+const filePathUrl = (base: string, path: string) =>
+  `${base}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
+
+export const formatBytes = (bytes: number) =>
+  bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 ** 2
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+
+/** The page frame: no script anywhere, so the app's CSP (`default-src 'self'`) holds. */
+export function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title></head>
+<body><main>
+${body}
+</main></body></html>`;
+}
+
+export function notFoundPage(): string {
+  return layout('Not found', '<h1>Not found</h1><p>There is no bundle here.</p>');
+}
+
+interface VersionPageInput {
+  readonly detail: BundleDetail;
+  readonly version: number;
+  readonly files: readonly { path: string; size: string | number }[];
+  /** Already sanitized HTML. */
+  readonly readmeHtml?: string;
+}
+
+/** Files shown on the page itself; the file routes reach every one. */
+const MAX_LISTED_FILES = 2000;
+
+export function versionPage({ detail, version, files, readmeHtml }: VersionPageInput): string {
+  const base = `${pathUrl(detail.accountSlug, detail.name)}/versions/${version}`;
+  const isLatest = version === detail.latestVersion;
+  const tags = detail.tags.map((t) => `<li>${escapeHtml(t)}</li>`).join('');
+  const credentials = detail.credentials.length
+    ? `<ul class="credentials">${detail.credentials
+        .map(
+          (c) =>
+            `<li><code>${escapeHtml(c.key)}</code> ${escapeHtml(c.description)}${
+              c.locations.length
+                ? ` <small>(${c.locations.map(escapeHtml).join(', ')})</small>`
+                : ''
+            }</li>`,
+        )
+        .join('')}</ul>`
+    : '<p>No credentials needed.</p>';
+  const fileRows = files
+    .slice(0, MAX_LISTED_FILES)
+    .map(
+      (f) =>
+        `<tr><td><a href="${escapeHtml(filePathUrl(base, f.path))}">${escapeHtml(f.path)}</a></td><td>${formatBytes(Number(f.size))}</td></tr>`,
+    )
+    .join('\n');
+  const more =
+    files.length > MAX_LISTED_FILES
+      ? `<p>and ${files.length - MAX_LISTED_FILES} more files.</p>`
+      : '';
+  const versions = detail.versions
+    .map(
+      (v) =>
+        `<li><a href="${escapeHtml(`${pathUrl(detail.accountSlug, detail.name)}/versions/${v.version}`)}">version ${v.version}</a> ${escapeHtml(v.createdAt)}, ${v.fileCount} files</li>`,
+    )
+    .join('');
+  return layout(
+    `${detail.displayName} · ${detail.accountSlug}/${detail.name}`,
+    `<header>
+<h1>${escapeHtml(detail.displayName)}</h1>
+<p class="address">${escapeHtml(`${detail.accountSlug}/${detail.name}`)} · version ${version}${isLatest ? ' (latest)' : ''}</p>
+<p class="description">${escapeHtml(detail.description)}</p>
+<ul class="tags">${tags}</ul>
+<p><a href="${escapeHtml(`${base}/download`)}">Download the tarball</a></p>
+</header>
+<section><h2>Credentials</h2>${credentials}</section>
+<section class="readme"><h2>README</h2>${readmeHtml ?? '<p>This bundle has no README.md.</p>'}</section>
+<section><h2>Files</h2><table class="files"><thead><tr><th>Path</th><th>Size</th></tr></thead><tbody>
+${fileRows}
+</tbody></table>${more}</section>
+<section><h2>Versions</h2><ul class="versions">${versions}</ul></section>`,
+  );
+}
+
+export function filePage(input: {
+  detail: BundleDetail;
+  version: number;
+  path: string;
+  content?: string;
+  size: number;
+}): string {
+  const base = `${pathUrl(input.detail.accountSlug, input.detail.name)}/versions/${input.version}`;
+  const raw = `${filePathUrl(base, input.path)}?raw=1`;
+  const body =
+    input.content === undefined
+      ? `<p>Binary or large file (${formatBytes(input.size)}).</p>`
+      : `<pre>${escapeHtml(input.content)}</pre>`;
+  return layout(
+    `${input.path} · ${input.detail.accountSlug}/${input.detail.name}`,
+    `<p><a href="${escapeHtml(base)}">${escapeHtml(`${input.detail.displayName} version ${input.version}`)}</a></p>
+<h1>${escapeHtml(input.path)}</h1>
+<p><a href="${escapeHtml(raw)}">Raw</a> · ${formatBytes(input.size)}</p>
+${body}`,
+  );
+}
+
+/** One folder of a version: its immediate subfolders and files, each a link. */
+export function directoryPage(input: {
+  detail: BundleDetail;
+  version: number;
+  dir: string;
+  files: readonly { path: string; size: string | number }[];
+}): string {
+  const base = `${pathUrl(input.detail.accountSlug, input.detail.name)}/versions/${input.version}`;
+  const prefix = `${input.dir}/`;
+  const folders = new Set<string>();
+  const here: { name: string; size: number }[] = [];
+  for (const f of input.files) {
+    if (!f.path.startsWith(prefix)) continue;
+    const rest = f.path.slice(prefix.length);
+    const slash = rest.indexOf('/');
+    if (slash === -1) here.push({ name: rest, size: Number(f.size) });
+    else folders.add(rest.slice(0, slash));
+  }
+  const rows = [
+    ...[...folders]
+      .sort()
+      .map(
+        (d) =>
+          `<li><a href="${escapeHtml(filePathUrl(base, `${prefix}${d}`))}">${escapeHtml(d)}/</a></li>`,
+      ),
+    ...here.map(
+      (f) =>
+        `<li><a href="${escapeHtml(filePathUrl(base, `${prefix}${f.name}`))}">${escapeHtml(f.name)}</a> ${formatBytes(f.size)}</li>`,
+    ),
+  ].join('\n');
+  return layout(
+    `${input.dir}/ · ${input.detail.accountSlug}/${input.detail.name}`,
+    `<p><a href="${escapeHtml(base)}">${escapeHtml(`${input.detail.displayName} version ${input.version}`)}</a></p>
+<h1>${escapeHtml(input.dir)}/</h1>
+<ul class="directory">${rows}</ul>`,
+  );
+}

@@ -1,0 +1,406 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import {
+  type AgentClient,
+  agentClient,
+  complete,
+  manifestOf,
+  putObject,
+  reportOf,
+  sha256,
+  stageAndPublish,
+} from './bundle-test-helpers.js';
+import { sweepUploads } from './bundles.jobs.js';
+
+const files = (tag: string) => ({
+  'README.md': Buffer.from(`# Hello ${tag}\n\nSome *text*.\n`),
+  'src/app.js': Buffer.from(`console.log(${JSON.stringify(tag)});\n`),
+  'shared.txt': Buffer.from('the same in every version\n'),
+});
+
+describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
+  let t: TestContext;
+  let owner: TestClient;
+  let slug: string;
+  let agent: AgentClient;
+  beforeAll(async () => {
+    t = await createTestContext(kind);
+    owner = t.newClient();
+    slug = (await signUpUser(owner)).account.slug;
+    agent = await agentClient(t, owner);
+  });
+  afterAll(() => t?.close());
+
+  const versionCount = async (bundleId: string) =>
+    (
+      await t.ctx.database.db
+        .selectFrom('bundleVersions')
+        .select('id')
+        .where('bundleId', '=', bundleId)
+        .execute()
+    ).length;
+
+  it('publishes version 1, then version 2, and version 1 stays byte-identical', async () => {
+    const v1Files = files('one');
+    const v1Tar = Buffer.from('tarball one');
+    const first = await stageAndPublish(t, agent, {
+      manifest: manifestOf('first-bundle'),
+      files: v1Files,
+      tarball: v1Tar,
+    });
+    expect(first.statuses.every((s) => s === 200)).toBe(true);
+    expect(await complete(agent, first.bundleId, first.stagingId)).toMatchObject({
+      status: 201,
+      body: {
+        bundleId: first.bundleId,
+        version: 1,
+        url: `http://localhost:8080/${slug}/first-bundle`,
+      },
+    });
+    const manifest2 = manifestOf('first-bundle', {
+      glampId: first.bundleId,
+      displayName: 'Second',
+    });
+    const second = await stageAndPublish(t, agent, {
+      manifest: manifest2,
+      files: files('two'),
+      tarball: Buffer.from('tarball two'),
+    });
+    // The unchanged file is stored already: no upload asked for it.
+    expect(second.uploads.map((u: { sha256: string }) => u.sha256)).not.toContain(
+      sha256(v1Files['shared.txt']),
+    );
+    expect((await complete(agent, first.bundleId, second.stagingId)).body.version).toBe(2);
+
+    const detail = await owner.get(`/api/glamps/${slug}/first-bundle`);
+    expect(detail.body).toMatchObject({ displayName: 'Second', latestVersion: 2 });
+    expect(detail.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+
+    const page = await t.newClient().get(`/${slug}/first-bundle`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<h1>Hello two</h1>');
+    expect(page.body).toContain('src/app.js');
+    const old = await t.newClient().get(`/${slug}/first-bundle/versions/1`);
+    expect(old.body).toContain('<h1>Hello one</h1>');
+    const raw = await t.app.request(`/${slug}/first-bundle/versions/1/files/src/app.js?raw=1`);
+    expect(Buffer.from(await raw.arrayBuffer())).toEqual(v1Files['src/app.js']);
+    const tar = await t.app.request(`/${slug}/first-bundle/versions/1/download`);
+    expect(tar.headers.get('content-disposition')).toContain('first-bundle-v1.tar.gz');
+    expect(Buffer.from(await tar.arrayBuffer())).toEqual(v1Tar);
+    const filePage = await t.newClient().get(`/${slug}/first-bundle/versions/1/files/src/app.js`);
+    expect(filePage.body).toContain('console.log(&#34;one&#34;);');
+    const folder = await t.newClient().get(`/${slug}/first-bundle/versions/1/files/src`);
+    expect(folder.status).toBe(200);
+    expect(folder.body).toContain(`href="/${slug}/first-bundle/versions/1/files/src/app.js"`);
+  });
+
+  it('answers 404 for anything that is not a bundle, and never shadows the service routes', async () => {
+    for (const path of [
+      `/${slug}/nope`,
+      '/nobody-here/first-bundle',
+      `/${slug}/first-bundle/versions/9`,
+      `/${slug}/first-bundle/versions/x`,
+      `/${slug}/first-bundle/versions/1/files/missing.txt`,
+      `/${slug}/first-bundle/versions/1/download/extra`,
+    ]) {
+      expect((await t.newClient().get(path)).status, path).toBe(404);
+    }
+    const api404 = await t.newClient().get('/api/nothing');
+    expect(api404).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    // The dashboard's paths belong to the dashboard, never to a bundle page.
+    const dashboard = await t.newClient().get('/dashboard/agents');
+    expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(String(dashboard.body)).toMatch(/dashboard/i);
+    expect((await t.newClient().get('/healthz')).status).toBe(200);
+    expect((await t.newClient().get('/api/openapi.json')).status).toBe(200);
+    expect((await owner.get(`/api/glamps/${slug}/nope`)).status).toBe(404);
+  });
+
+  it('gives 400 and no version for a wrong hash or a missing object', async () => {
+    const fileSet = { 'a.txt': Buffer.from('a'), 'b.txt': Buffer.from('b') };
+    const tarball = Buffer.from('tar wrong');
+    const wrong = await stageAndPublish(t, agent, {
+      manifest: manifestOf('wrong-hash'),
+      files: fileSet,
+      tarball,
+      replace: (sha) => (sha === sha256('a') ? Buffer.from('x') : undefined),
+    });
+    expect(wrong.statuses).toContain(400);
+    const res = await complete(agent, wrong.bundleId, wrong.stagingId);
+    expect(res).toMatchObject({
+      status: 400,
+      body: { error: 'upload_invalid', issues: [{ path: ['a.txt'], code: 'missing_upload' }] },
+    });
+    const neverSent = Buffer.from('tar never sent');
+    const missing = await stageAndPublish(t, agent, {
+      manifest: manifestOf('wrong-hash'),
+      files: fileSet,
+      tarball: neverSent,
+      skip: (sha) => sha === sha256(neverSent),
+    });
+    expect((await complete(agent, missing.bundleId, missing.stagingId)).body).toMatchObject({
+      error: 'upload_invalid',
+      issues: [{ path: ['tarball'] }],
+    });
+    expect(await versionCount(wrong.bundleId)).toBe(0);
+    // Abandoned attempts leave no gap: the first successful complete is version 1.
+    const good = await stageAndPublish(t, agent, {
+      manifest: manifestOf('wrong-hash'),
+      files: fileSet,
+      tarball,
+    });
+    expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+  });
+
+  it('refuses expired and tampered upload URLs', async () => {
+    const bytes = Buffer.from('expiring');
+    const run = await stageAndPublish(t, agent, {
+      manifest: manifestOf('expiry'),
+      files: { 'e.txt': bytes },
+      tarball: Buffer.from('t-exp'),
+      skip: () => true,
+    });
+    const upload = run.uploads.find((u: { sha256: string }) => u.sha256 === sha256(bytes));
+    expect(
+      await putObject(t, { ...upload, url: upload.url.replace(/sig=[^&]+/, 'sig=AAAA') }, bytes),
+    ).toBe(403);
+    expect(
+      await putObject(t, { ...upload, url: upload.url.replace(/size=\d+/, 'size=9') }, bytes),
+    ).toBe(403);
+    t.clock.advance(2 * 60 * 60 * 1000);
+    expect(await putObject(t, upload, bytes)).toBe(403);
+    expect((await complete(agent, run.bundleId, run.stagingId)).status).toBe(400);
+  });
+
+  it('refuses completes for a cancelled staging, a foreign or deleted bundle, and invalid manifests', async () => {
+    const run = await stageAndPublish(t, agent, {
+      manifest: manifestOf('cancelled'),
+      files: { 'c.txt': Buffer.from('c') },
+      tarball: Buffer.from('t-c'),
+    });
+    expect((await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).status).toBe(204);
+    expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
+      status: 409,
+      body: { error: 'invalid_state' },
+    });
+    expect((await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).status).toBe(409);
+    expect(await versionCount(run.bundleId)).toBe(0);
+
+    // Another account's Agent cannot publish to or complete this account's bundle.
+    const stranger = t.newClient();
+    await signUpUser(stranger);
+    const foreign = await agentClient(t, stranger);
+    const report = reportOf({ 'f.txt': Buffer.from('f') }, Buffer.from('t-f'));
+    const staged = await foreign.post('/api/glamps/stagings', {
+      manifest: manifestOf('cancelled'),
+      report,
+    });
+    const body = {
+      stagingId: staged.body.id,
+      manifest: manifestOf('cancelled'),
+      files: report.files,
+      tarball: report.tarball,
+    };
+    expect((await foreign.post(`/api/glamps/${run.bundleId}/publish`, body)).status).toBe(404);
+    expect(
+      (
+        await foreign.post(`/api/glamps/${run.bundleId}/publish/complete`, {
+          stagingId: run.stagingId,
+        })
+      ).status,
+    ).toBe(404);
+
+    const bad = await agent.post('/api/glamps/stagings', {
+      manifest: {
+        name: 'Not Kebab',
+        displayName: '',
+        description: 'x',
+        tags: ['Bad Tag'],
+        glampId: 'nope',
+        credentials: [],
+        license: 'MIT',
+      },
+      report,
+    });
+    expect(bad.status).toBe(400);
+    const paths = bad.body.issues.map((i: { path: unknown[] }) => i.path.slice(1).join('.'));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'manifest.name',
+        'manifest.displayName',
+        'manifest.tags.0',
+        'manifest.glampId',
+        'manifest',
+      ]),
+    );
+    const long = await agent.post('/api/glamps/stagings', {
+      manifest: manifestOf('a'.repeat(51)),
+      report,
+    });
+    expect(long.body.issues[0]).toMatchObject({
+      path: ['body', 'manifest', 'name'],
+      message: 'Use at most 50 characters',
+    });
+    const tooBig = await agent.post('/api/glamps/new/publish', {
+      ...body,
+      stagingId: staged.body.id,
+      tarball: { size: 500_000_001, sha256: sha256('x') },
+    });
+    expect(tooBig.body.issues[0].message).toMatch(/500 MB/);
+    expect(
+      (await agent.post('/api/glamps/stagings', { manifest: manifestOf('x'), report })).status,
+    ).toBe(201);
+    expect(
+      (
+        await t
+          .newClient()
+          .post('/api/glamps/stagings', { manifest: manifestOf('x'), report }, { origin: null })
+      ).status,
+    ).toBe(401);
+  });
+
+  it('numbers 10 concurrent completes of one bundle 1 to 10, distinct and increasing', async () => {
+    const seed = await stageAndPublish(t, agent, {
+      manifest: manifestOf('busy'),
+      files: { 'x.txt': Buffer.from('x0') },
+      tarball: Buffer.from('busy-0'),
+    });
+    const first = await complete(agent, seed.bundleId, seed.stagingId);
+    const agents = await Promise.all(Array.from({ length: 10 }, () => agentClient(t, owner)));
+    const runs = [];
+    for (const [i, a] of agents.entries()) {
+      runs.push(
+        await stageAndPublish(t, a, {
+          manifest: manifestOf('busy', { glampId: seed.bundleId }),
+          files: { 'x.txt': Buffer.from(`x${i + 1}`) },
+          tarball: Buffer.from(`busy-${i + 1}`),
+        }),
+      );
+    }
+    const results = await Promise.all(
+      runs.map((r, i) => complete(agents[i] as AgentClient, seed.bundleId, r.stagingId)),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
+    const versions = results.map((r) => r.body.version as number).sort((a, b) => a - b);
+    expect([first.body.version, ...versions]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  it('deletes a version and a bundle (owner or admin only), removing objects no other version uses', async () => {
+    const shared = Buffer.from('shared between versions');
+    const only1 = Buffer.from('only in version one');
+    const a = await stageAndPublish(t, agent, {
+      manifest: manifestOf('doomed'),
+      files: { 's.txt': shared, 'o.txt': only1 },
+      tarball: Buffer.from('doomed-1'),
+    });
+    await complete(agent, a.bundleId, a.stagingId);
+    const b = await stageAndPublish(t, agent, {
+      manifest: manifestOf('doomed', { glampId: a.bundleId }),
+      files: { 's.txt': shared },
+      tarball: Buffer.from('doomed-2'),
+    });
+    await complete(agent, a.bundleId, b.stagingId);
+
+    const member = t.newClient();
+    const memberUser = await signUpUser(member);
+    const org = (await owner.post('/api/orgs', { name: 'Pub', slug: `pub-${kind}` })).body;
+    await owner.post(`/api/orgs/${org.id}/members`, {
+      email: memberUser.user.email,
+      role: 'member',
+    });
+    expect((await member.delete(`/api/glamps/${slug}/doomed/versions/1`)).status).toBe(404);
+    expect((await agent.delete(`/api/glamps/${slug}/doomed`)).status).toBe(401);
+
+    expect((await owner.delete(`/api/glamps/${slug}/doomed/versions/1`)).status).toBe(204);
+    const store = t.ctx.bundles.store;
+    expect(await store.stat(sha256(only1))).toBeUndefined();
+    expect(await store.stat(sha256(shared))).toBeDefined();
+    expect((await t.newClient().get(`/${slug}/doomed/versions/1`)).status).toBe(404);
+    expect((await t.newClient().get(`/${slug}/doomed/versions/2`)).status).toBe(200);
+
+    expect((await owner.delete(`/api/glamps/${slug}/doomed`)).status).toBe(204);
+    expect(await store.stat(sha256(shared))).toBeUndefined();
+    expect((await t.newClient().get(`/${slug}/doomed`)).status).toBe(404);
+    // The deleted bundle's id is gone for its Agent too.
+    const again = await stageAndPublish(t, agent, {
+      manifest: manifestOf('doomed'),
+      files: { 'n.txt': Buffer.from('n') },
+      tarball: Buffer.from('doomed-3'),
+    }).catch((e: Error) => e);
+    expect(again).not.toBeInstanceOf(Error);
+    const report = reportOf({ 'n.txt': Buffer.from('n') }, Buffer.from('d'));
+    const staged = await agent.post('/api/glamps/stagings', {
+      manifest: manifestOf('doomed'),
+      report,
+    });
+    expect(
+      (
+        await agent.post(`/api/glamps/${a.bundleId}/publish`, {
+          stagingId: staged.body.id,
+          manifest: manifestOf('doomed'),
+          files: report.files,
+          tarball: report.tarball,
+        })
+      ).status,
+    ).toBe(404);
+  });
+
+  it('lets an organization admin delete, and refuses a plain member with 403', async () => {
+    const org = (await owner.post('/api/orgs', { name: 'Team', slug: `team-${kind}` })).body;
+    const orgAgent = await agentClient(t, owner, org.id);
+    const run = await stageAndPublish(t, orgAgent, {
+      manifest: manifestOf('team-bundle'),
+      files: { 't.txt': Buffer.from('t') },
+      tarball: Buffer.from('team'),
+    });
+    await complete(orgAgent, run.bundleId, run.stagingId);
+    const member = t.newClient();
+    const admin = t.newClient();
+    const m = await signUpUser(member);
+    const ad = await signUpUser(admin);
+    await owner.post(`/api/orgs/${org.id}/members`, { email: m.user.email, role: 'member' });
+    await owner.post(`/api/orgs/${org.id}/members`, { email: ad.user.email, role: 'admin' });
+    expect((await member.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(403);
+    expect((await admin.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(204);
+  });
+
+  it('sweeps abandoned uploads: expired tickets and the objects only they brought', async () => {
+    const sweep = () =>
+      sweepUploads({ database: t.ctx.database, store: t.ctx.bundles.store, now: t.clock.now() });
+    await sweep(); // what earlier tests left behind
+    const kept = Buffer.from('kept by a version');
+    const done = await stageAndPublish(t, agent, {
+      manifest: manifestOf('sweep-kept'),
+      files: { 'k.txt': kept },
+      tarball: Buffer.from('sweep-t1'),
+    });
+    await complete(agent, done.bundleId, done.stagingId);
+    const orphan = Buffer.from('uploaded, never completed');
+    await stageAndPublish(t, agent, {
+      manifest: manifestOf('sweep-orphan'),
+      files: { 'k.txt': kept, 'o.txt': orphan },
+      tarball: Buffer.from('sweep-t2'),
+    });
+    const store = t.ctx.bundles.store;
+    expect(await store.stat(sha256(orphan))).toBeDefined();
+    // Not yet expired: nothing goes.
+    expect(
+      (await sweepUploads({ database: t.ctx.database, store, now: t.clock.now() })).objects,
+    ).toBe(0);
+    t.clock.advance(3 * 60 * 60 * 1000);
+    const swept = await sweepUploads({ database: t.ctx.database, store, now: t.clock.now() });
+    expect(swept.objects).toBeGreaterThanOrEqual(2);
+    expect(await store.stat(sha256(orphan))).toBeUndefined();
+    expect(await store.stat(sha256('sweep-t2'))).toBeUndefined();
+    expect(await store.stat(sha256(kept))).toBeDefined();
+    expect(await store.stat(sha256('sweep-t1'))).toBeDefined();
+  });
+
+  it('shows the open staging and the published bundles in status', async () => {
+    const status = await agent.get('/api/glamps/status');
+    expect(status.status).toBe(200);
+    expect(status.body.bundles.map((b: { name: string }) => b.name)).toContain('first-bundle');
+  });
+});

@@ -1,0 +1,293 @@
+import type { BundleFile, BundleManifest, StagingReport } from '@svc/contract';
+import { type Insertable, sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { BundleUploadsTable, BundleVersionsTable, PublishDeclaration } from '../db/schema.js';
+
+const OPEN_STATES = ['staged', 'publishing'] as const;
+
+// Stagings
+
+export const cancelOpenStagings = (db: Executor, agentId: string, at: Date) =>
+  db
+    .updateTable('bundleStagings')
+    .set({ state: 'cancelled', updatedAt: at })
+    .where('agentId', '=', agentId)
+    .where('state', 'in', OPEN_STATES)
+    .execute();
+
+export const insertStaging = (
+  db: Executor,
+  row: {
+    id: string;
+    agentId: string;
+    accountId: string;
+    manifest: BundleManifest;
+    report: StagingReport;
+    at: Date;
+  },
+) =>
+  db
+    .insertInto('bundleStagings')
+    .values({
+      id: row.id,
+      agentId: row.agentId,
+      accountId: row.accountId,
+      state: 'staged',
+      manifest: JSON.stringify(row.manifest),
+      report: JSON.stringify(row.report),
+      createdAt: row.at,
+      updatedAt: row.at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** The Agent's staging (locked with `lock`); another Agent's is `undefined`. */
+export const findStaging = (db: Executor, id: string, agentId: string, lock = false) => {
+  const query = db
+    .selectFrom('bundleStagings')
+    .selectAll()
+    .where('id', '=', id)
+    .where('agentId', '=', agentId);
+  return (lock ? query.forUpdate() : query).executeTakeFirst();
+};
+
+export const findOpenStaging = (db: Executor, agentId: string) =>
+  db
+    .selectFrom('bundleStagings')
+    .selectAll()
+    .where('agentId', '=', agentId)
+    .where('state', 'in', OPEN_STATES)
+    .executeTakeFirst();
+
+/** Guarded move: only from one of `from`; `undefined` when the staging was elsewhere. */
+export const moveStaging = (
+  db: Executor,
+  id: string,
+  from: readonly ('staged' | 'publishing')[],
+  set: {
+    state: 'publishing' | 'published' | 'cancelled';
+    at: Date;
+    bundleId?: string;
+    publish?: PublishDeclaration;
+  },
+) =>
+  db
+    .updateTable('bundleStagings')
+    .set({
+      state: set.state,
+      updatedAt: set.at,
+      ...(set.bundleId && { bundleId: set.bundleId }),
+      ...(set.publish && { publish: JSON.stringify(set.publish) }),
+    })
+    .where('id', '=', id)
+    .where('state', 'in', from)
+    .returningAll()
+    .executeTakeFirst();
+
+export const replaceUploads = async (
+  db: Executor,
+  stagingId: string,
+  uploads: Insertable<BundleUploadsTable>[],
+) => {
+  await db.deleteFrom('bundleUploads').where('stagingId', '=', stagingId).execute();
+  if (uploads.length > 0) await db.insertInto('bundleUploads').values(uploads).execute();
+};
+
+export const listUploads = (db: Executor, stagingId: string) =>
+  db.selectFrom('bundleUploads').selectAll().where('stagingId', '=', stagingId).execute();
+
+// Bundles
+
+export const findBundleById = (db: Executor, id: string) =>
+  db.selectFrom('bundles').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findBundleByName = (db: Executor, accountId: string, name: string) =>
+  db
+    .selectFrom('bundles')
+    .selectAll()
+    .where('accountId', '=', accountId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+
+/** A bundle by its public address, with its account's slug. */
+export const findBundleByAddress = (db: Executor, accountSlug: string, name: string) =>
+  db
+    .selectFrom('bundles as b')
+    .innerJoin('accounts as a', 'a.id', 'b.accountId')
+    .selectAll('b')
+    .select('a.slug as accountSlug')
+    .where('a.slug', '=', accountSlug)
+    .where('b.name', '=', name)
+    .executeTakeFirst();
+
+export const insertBundle = (
+  db: Executor,
+  row: { id: string; accountId: string; manifest: BundleManifest; at: Date },
+) =>
+  db
+    .insertInto('bundles')
+    .values({
+      id: row.id,
+      accountId: row.accountId,
+      name: row.manifest.name,
+      displayName: row.manifest.displayName,
+      description: row.manifest.description,
+      tags: JSON.stringify(row.manifest.tags),
+      credentials: JSON.stringify(row.manifest.credentials),
+      createdAt: row.at,
+      updatedAt: row.at,
+    })
+    .onConflict((oc) => oc.columns(['accountId', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+
+/**
+ * Takes the next version number: the row lock serializes concurrent completes, so each gets its
+ * own number, in commit order; the public fields follow the newest manifest.
+ */
+export const takeNextVersion = (
+  db: Executor,
+  bundleId: string,
+  manifest: BundleManifest,
+  at: Date,
+) =>
+  db
+    .updateTable('bundles')
+    .set((eb) => ({
+      lastVersion: eb('lastVersion', '+', 1),
+      displayName: manifest.displayName,
+      description: manifest.description,
+      tags: JSON.stringify(manifest.tags),
+      credentials: JSON.stringify(manifest.credentials),
+      updatedAt: at,
+    }))
+    .where('id', '=', bundleId)
+    .returning(['lastVersion', 'accountId'])
+    .executeTakeFirst();
+
+export const deleteBundle = (db: Executor, id: string) =>
+  db.deleteFrom('bundles').where('id', '=', id).execute();
+
+/** Bundles of an account that have at least one version, with the newest. */
+export const listPublishedBundles = (db: Executor, accountId: string) =>
+  db
+    .selectFrom('bundles as b')
+    .innerJoin('accounts as a', 'a.id', 'b.accountId')
+    .innerJoin('bundleVersions as v', 'v.bundleId', 'b.id')
+    .select(['b.id', 'b.name', 'b.displayName', 'a.slug as accountSlug'])
+    .select((eb) => eb.fn.max('v.version').as('latestVersion'))
+    .where('b.accountId', '=', accountId)
+    .groupBy(['b.id', 'b.name', 'b.displayName', 'a.slug'])
+    .orderBy('b.name')
+    .execute();
+
+// Versions and files
+
+export const insertVersion = async (
+  db: Executor,
+  version: Insertable<BundleVersionsTable>,
+  files: readonly BundleFile[],
+) => {
+  await db.insertInto('bundleVersions').values(version).execute();
+  // Chunks keep each statement well under PostgreSQL's 65,535 parameters.
+  for (let i = 0; i < files.length; i += 5000) {
+    await db
+      .insertInto('bundleFiles')
+      .values(files.slice(i, i + 5000).map((f) => ({ versionId: version.id, ...f })))
+      .execute();
+  }
+};
+
+export const listVersions = (db: Executor, bundleId: string) =>
+  db
+    .selectFrom('bundleVersions')
+    .selectAll()
+    .where('bundleId', '=', bundleId)
+    .orderBy('version', 'desc')
+    .execute();
+
+export const listFiles = (db: Executor, versionId: string) =>
+  db
+    .selectFrom('bundleFiles')
+    .select(['path', 'sha256', 'size'])
+    .where('versionId', '=', versionId)
+    .orderBy(sql`path collate "C"`)
+    .execute();
+
+export const findFile = (db: Executor, versionId: string, path: string) =>
+  db
+    .selectFrom('bundleFiles')
+    .select(['path', 'sha256', 'size'])
+    .where('versionId', '=', versionId)
+    .where('path', '=', path)
+    .executeTakeFirst();
+
+/** Every object a set of versions uses: their files and their tarballs. */
+export const objectsOfVersions = async (db: Executor, versionIds: readonly string[]) => {
+  if (versionIds.length === 0) return [];
+  const files = await db
+    .selectFrom('bundleFiles')
+    .select('sha256')
+    .distinct()
+    .where('versionId', 'in', versionIds)
+    .execute();
+  const tarballs = await db
+    .selectFrom('bundleVersions')
+    .select('tarballSha256 as sha256')
+    .where('id', 'in', versionIds)
+    .execute();
+  return [...new Set([...files, ...tarballs].map((r) => r.sha256))];
+};
+
+/** Of these objects, the ones some version still uses. */
+export const objectsInUse = async (db: Executor, shas: readonly string[]) => {
+  if (shas.length === 0) return new Set<string>();
+  const files = await db
+    .selectFrom('bundleFiles')
+    .select('sha256')
+    .distinct()
+    .where('sha256', 'in', shas)
+    .execute();
+  const tarballs = await db
+    .selectFrom('bundleVersions')
+    .select('tarballSha256 as sha256')
+    .where('tarballSha256', 'in', shas)
+    .execute();
+  return new Set([...files, ...tarballs].map((r) => r.sha256));
+};
+
+export const deleteVersion = (db: Executor, id: string) =>
+  db.deleteFrom('bundleVersions').where('id', '=', id).execute();
+
+export const findBundleAddress = (db: Executor, bundleId: string) =>
+  db
+    .selectFrom('bundles as b')
+    .innerJoin('accounts as a', 'a.id', 'b.accountId')
+    .select(['a.slug as accountSlug', 'b.name'])
+    .where('b.id', '=', bundleId)
+    .executeTakeFirstOrThrow();
+
+export const listExpiredUploads = (db: Executor, before: Date) =>
+  db
+    .selectFrom('bundleUploads')
+    .select(['id', 'sha256'])
+    .where('expiresAt', '<', before)
+    .limit(10_000)
+    .execute();
+
+export const deleteUploads = (db: Executor, ids: readonly string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db.deleteFrom('bundleUploads').where('id', 'in', ids).execute();
+
+/** Of these objects, the ones an upload ticket still in force expects. */
+export const objectsOfLiveUploads = async (db: Executor, shas: readonly string[]) => {
+  if (shas.length === 0) return new Set<string>();
+  const rows = await db
+    .selectFrom('bundleUploads')
+    .select('sha256')
+    .distinct()
+    .where('sha256', 'in', shas)
+    .execute();
+  return new Set(rows.map((r) => r.sha256));
+};

@@ -1,0 +1,185 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
+import { signUpUser } from '../../test/test-context.js';
+
+/**
+ * Accounts and app connections in Chromium: signing out and in, an organization's members, and
+ * connecting a provider through its consent screen in a popup (a stand-in authorization server).
+ */
+describe('the dashboard in Chromium: members, sign-in, apps', () => {
+  let server: DashboardServer;
+  let suite: StandIn;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  const email = `grace-${Date.now()}@example.com`;
+  const password = 'correct horse battery';
+  const go = (path: string) => page.goto(`${server.baseUrl}${path}`);
+
+  beforeAll(async () => {
+    server = await startDashboardServer(async (baseUrl) => {
+      suite = await startStandIn('suite', { redirectUri: `${baseUrl}/api/apps/callback` });
+      return suite.env();
+    });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    errors = watchErrors(page);
+    await go('/dashboard/sign-up');
+    await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+  }, 90_000);
+  // Each step answers for its own console errors (a failed step's stay with it).
+  beforeEach(() => {
+    errors?.splice(0);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await suite?.close();
+  });
+
+  it('signs out, refuses a wrong password with the server message, and signs in again', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('The e-mail or the password is wrong.').waitFor();
+    await screenshot(page, 'dashboard-sign-in-refused');
+    // The refused attempt is the one console error a browser logs here (a 401 resource load).
+    expect(errors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+    ]);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
+
+  it('creates an organization, adds a member with a role and removes them', async () => {
+    const other = await signUpUser(server.t.newClient(), { name: 'Katherine Johnson' });
+    await page.getByRole('link', { name: 'New organization' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Navy Lab');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: 'Billing' }).waitFor();
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { name: 'Members of Navy Lab' }).waitFor();
+    await page.getByLabel('E-mail of an existing user').fill(other.user.email);
+    await page.getByLabel('Role').selectOption('admin');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    const row = page.getByRole('row', { name: /Katherine Johnson/ });
+    await row.waitFor();
+    await expect.poll(() => row.innerText()).toContain('admin');
+    await screenshot(page, 'dashboard-members');
+
+    await row.getByRole('button', { name: 'Remove Katherine Johnson' }).click();
+    await row.getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => page.getByRole('row', { name: /Katherine Johnson/ }).count()).toBe(0);
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
+
+  it('connects the suite provider in a popup, reconnects it from error, and disconnects it', async () => {
+    await page.getByRole('link', { name: 'Apps' }).click();
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    const card = page.getByRole('article', { name: /Suite|Google/i }).first();
+    await card.waitFor();
+    expect(await page.getByRole('article').count()).toBe(3);
+    await card.getByRole('checkbox').first().check();
+    const [popup] = await Promise.all([
+      page.waitForEvent('popup'),
+      card.getByRole('button', { name: /^Connect/ }).click(),
+    ]);
+    // The stand-in's own login and consent pages, as a person would go through them.
+    await popup.locator('input[name="login"]').fill('alice');
+    await popup.locator('input[name="password"]').fill('any');
+    await popup.locator('button[type="submit"]').click();
+    // The consent page's button, not the login page's again (under load it lingers a moment).
+    await popup.locator('input[name="login"]').waitFor({ state: 'detached', timeout: 15_000 });
+    await popup.locator('button[type="submit"]').click();
+    await popup.waitForEvent('close', { timeout: 15_000 });
+
+    await page.getByRole('status').getByText('Connected Productivity suite.').waitFor();
+    const connection = card.locator('.connection');
+    await connection.waitFor();
+    await expect.poll(() => connection.innerText()).toContain('active');
+    await screenshot(page, 'dashboard-apps-connected');
+
+    // A connection in error offers Reconnect: the same provider account again makes it active.
+    await server.t.ctx.database.db.updateTable('appConnections').set({ status: 'error' }).execute();
+    await page.reload();
+    await connection.locator('.badge', { hasText: 'error' }).waitFor();
+    const [again] = await Promise.all([
+      page.waitForEvent('popup'),
+      connection.getByRole('button', { name: 'Reconnect' }).click(),
+    ]);
+    // The stand-in remembers the login; only the consent remains (when it asks at all).
+    const consent = again.locator('button[type="submit"]');
+    await Promise.race([
+      again.waitForEvent('close', { timeout: 15_000 }),
+      consent
+        .click({ timeout: 15_000 })
+        .then(() => again.waitForEvent('close', { timeout: 15_000 })),
+    ]);
+    await connection.locator('.badge', { hasText: 'active' }).waitFor();
+    expect(await card.locator('.connection').count()).toBe(1);
+
+    await connection.getByRole('button', { name: 'Disconnect' }).click();
+    await connection.getByRole('button', { name: 'Disconnect' }).click();
+    await expect.poll(() => card.locator('.connection').count()).toBe(0);
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
+
+  it("shows a failed Agent's reason, the not-found and not-a-member pages, an unreachable service", async () => {
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('link', { name: 'New Agent' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Doomed');
+    await page.getByRole('button', { name: 'Create Agent' }).click();
+    await page.locator('.page-head .badge[data-status="running"]').waitFor({ timeout: 20_000 });
+    const agentPath = new URL(page.url()).pathname;
+    await server.t.ctx.database.db
+      .updateTable('agents')
+      .set({ state: 'error', statusReason: 'provisioning_timeout' })
+      .where('id', '=', agentPath.split('/').pop() as string)
+      .execute();
+    await page.reload();
+    const badge = page.locator('.page-head .badge[data-status="error"]');
+    expect(await badge.innerText()).toBe('error: provisioning_timeout');
+    for (const name of ['Open', 'Start', 'Stop', 'Restart']) {
+      expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
+    }
+    await page.getByLabel(/to destroy agent/).waitFor();
+    await screenshot(page, 'dashboard-agent-error');
+
+    const slug = agentPath.split('/')[3] as string;
+    await go(`/dashboard/accounts/${slug}/agents/00000000-0000-4000-8000-000000000000`);
+    await page.getByRole('heading', { name: 'Agent not found' }).waitFor();
+    expect(errors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 404 (Not Found)',
+    ]);
+    await go('/dashboard/accounts/not-a-member-here/agents');
+    await page.getByRole('alert').getByText('You are not a member of this account.').waitFor();
+    expect(errors, errors.join('\n')).toEqual([]);
+
+    // The service unreachable: the page says so and offers to try again, which then works.
+    await page.route('**/api/agents?*', (route) => route.abort('connectionrefused'));
+    await go(`/dashboard/accounts/${slug}/agents`);
+    await page
+      .getByRole('alert')
+      .getByText('The service cannot be reached.', { exact: false })
+      .waitFor({ timeout: 20_000 });
+    await screenshot(page, 'dashboard-agents-unreachable');
+    await page.unroute('**/api/agents?*');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('link', { name: 'Doomed' }).waitFor();
+    expect(
+      errors.every((e) => e.includes('net::ERR_CONNECTION_REFUSED')),
+      errors.join('\n'),
+    ).toBe(true);
+  }, 60_000);
+});

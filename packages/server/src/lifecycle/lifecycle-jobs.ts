@@ -1,0 +1,201 @@
+import type { AgentState } from '@svc/contract';
+import { z } from 'zod';
+import type { Clock } from '../adapters/clock.js';
+import type {
+  ComputeDriver,
+  CreateServerSpec,
+  ServerInfo,
+} from '../adapters/compute/compute-driver.js';
+import { AGENT_MOVES, type AgentAction, PROVISION_MOVE } from '../agents/agent-lifecycle.js';
+import { closeUsage, rolloverUsage } from '../billing/usage.js';
+import type { Database, Executor } from '../db/database.js';
+import { defineJob, type JobDefinition, type JobRun } from '../jobs/job.js';
+import type { Logger } from '../logger.js';
+import type { MachineColumns, MachineTable } from './machine.repo.js';
+import * as repo from './machine.repo.js';
+
+/** A start, stop, restart or destroy still unfinished after this long has failed for good. */
+export const STUCK_AFTER_MS = 60 * 60_000;
+
+/** What the lifecycle jobs need to know about one kind of machine. */
+export interface MachineKind<R extends MachineColumns> {
+  /** Usage and server-label kind. */
+  readonly kind: 'agent' | 'plain_vm';
+  readonly table: MachineTable;
+  /** Job names are `<prefix>.provision`, `<prefix>.start`, …; the reconciler `<prefix>s.reconcile`. */
+  readonly jobPrefix: string;
+  /** The id key of the job payloads (`agentId`, `plainVmId`). */
+  readonly idKey: string;
+  createSpec(row: R): CreateServerSpec;
+  /** In the transaction that moves the machine out of `provisioning` (`server` when it made it). */
+  leftProvisioning?(tx: Executor, row: R, server: ServerInfo | undefined): Promise<void>;
+}
+
+export interface LifecycleJobsDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly compute: ComputeDriver;
+  readonly log: Logger;
+}
+
+/**
+ * The jobs that complete machine moves. Each is idempotent: it re-reads the machine and does
+ * nothing when it is no longer in the state the job was enqueued for, and every completion is a
+ * guarded move out of that state, so a late or repeated job cannot undo a newer one.
+ */
+export function lifecycleJobs<R extends MachineColumns>(
+  deps: LifecycleJobsDeps,
+  machine: MachineKind<R>,
+): JobDefinition<unknown>[] {
+  const { database, clock, compute, log } = deps;
+  const { table, jobPrefix, idKey } = machine;
+  const Payload = z.record(z.literal(idKey), z.uuid());
+  const find = (id: string) => repo.findMachine<R>(database.db, table, id);
+
+  /** Moves `from` → `to` (recording usage) in one transaction; false if the machine had moved on. */
+  const complete = (
+    id: string,
+    from: AgentState,
+    to: AgentState,
+    statusReason: string | null = null,
+    server?: ServerInfo,
+  ) =>
+    database.transaction(async (tx) => {
+      const now = clock.now();
+      const row = await repo.transitionMachine<R>(tx, table, id, {
+        from: [from],
+        to,
+        at: now,
+        statusReason,
+      });
+      if (!row) return false;
+      await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), now);
+      if (from === 'provisioning') await machine.leftProvisioning?.(tx, row, server);
+      return true;
+    });
+
+  /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
+  async function failed(id: string, via: AgentState, reason: string, error: unknown, run: JobRun) {
+    log.warn({ [idKey]: id, err: error, isLastAttempt: run.isLastAttempt }, `${reason}`);
+    if (!run.isLastAttempt) throw error;
+    await complete(id, via, 'error', reason);
+  }
+
+  /** Provisioning past its deadline: `error` with `provisioning_timeout`, the server removed. */
+  async function timeOut(id: string) {
+    if (await complete(id, 'provisioning', 'error', 'provisioning_timeout')) {
+      log.warn({ [idKey]: id }, 'provisioning timed out; removing what the driver created');
+      await compute.deleteServer(id);
+    }
+  }
+
+  const move = (action: Exclude<AgentAction, 'destroy'>, call: (id: string) => Promise<void>) => {
+    const { via, done } = AGENT_MOVES[action];
+    return defineJob({
+      name: `${jobPrefix}.${action}`,
+      payload: Payload,
+      async run(payload, run) {
+        const id = payload[idKey] as string;
+        if ((await find(id))?.state !== via) return;
+        try {
+          await call(id);
+        } catch (error) {
+          return failed(id, via, `${action}_failed`, error, run);
+        }
+        await complete(id, via, done as AgentState);
+      },
+    });
+  };
+
+  return [
+    defineJob({
+      name: `${jobPrefix}.provision`,
+      payload: Payload,
+      expireInSeconds: 900,
+      async run(payload, run) {
+        const id = payload[idKey] as string;
+        const row = await find(id);
+        if (row?.state !== PROVISION_MOVE.via) return;
+        // Picked up after its deadline (e.g. the service was down): provisioning has timed out.
+        if (row.provisionDeadlineAt && row.provisionDeadlineAt <= clock.now()) return timeOut(id);
+        let server: ServerInfo;
+        try {
+          server = await compute.createServer(machine.createSpec(row));
+        } catch (error) {
+          await failed(id, PROVISION_MOVE.via, 'provisioning_failed', error, run);
+          if (run.isLastAttempt) await compute.deleteServer(id);
+          return;
+        }
+        const moved = await complete(id, PROVISION_MOVE.via, PROVISION_MOVE.done, null, server);
+        // Timed out (or destroyed) meanwhile: what was just created belongs to nobody.
+        if (!moved) await compute.deleteServer(id);
+      },
+    }),
+
+    defineJob({
+      name: `${jobPrefix}.provision-timeout`,
+      payload: Payload,
+      async run(payload) {
+        const id = payload[idKey] as string;
+        const row = await find(id);
+        if (row?.state !== 'provisioning') return;
+        if (row.provisionDeadlineAt && row.provisionDeadlineAt > clock.now()) return;
+        await timeOut(id);
+      },
+    }),
+
+    defineJob({
+      name: `${jobPrefix}s.reconcile`,
+      payload: z.object({}),
+      cron: '*/5 * * * *',
+      retryLimit: 0,
+      async run() {
+        // Servers the driver has that no machine owns: left by a crash between the provider's
+        // work and our commit, or by hand. They would run (and cost) forever. Includes servers
+        // of machines whose provisioning failed or timed out, in case that cleanup failed too.
+        const servers = await compute.listServers({ managedBy: 'svc', kind: machine.kind });
+        const ids = servers.map((s) => s.id);
+        const owned = new Set(await repo.idsOwningServers(database.db, table, ids));
+        for (const server of servers.filter((s) => !owned.has(s.id))) {
+          log.warn({ serverId: server.id }, 'removing a server nothing owns');
+          await compute.deleteServer(server.id);
+        }
+        // A move whose job died without reaching its last attempt (crash, expiry) would leave
+        // the machine in a transient state no user action accepts: give it up as `error`.
+        const now = clock.now();
+        const cutoff = new Date(now.getTime() - STUCK_AFTER_MS);
+        for (const [action, { via }] of Object.entries(AGENT_MOVES)) {
+          await database.transaction(async (tx) => {
+            const reason = `${action}_timeout`;
+            const stuck = { state: via, reason, cutoff, at: now };
+            for (const row of await repo.failStuck<R>(tx, table, stuck)) {
+              log.warn({ [idKey]: row.id, state: via }, 'move timed out');
+              await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), now);
+            }
+          });
+        }
+      },
+    }),
+
+    move('start', (id) => compute.powerOn(id)),
+    move('stop', (id) => compute.powerOff(id)),
+    move('restart', (id) => compute.reboot(id)),
+
+    defineJob({
+      name: `${jobPrefix}.destroy`,
+      payload: Payload,
+      async run(payload, run) {
+        const id = payload[idKey] as string;
+        if ((await find(id))?.state !== 'destroying') return;
+        try {
+          await compute.deleteServer(id);
+        } catch (error) {
+          return failed(id, 'destroying', 'destroy_failed', error, run);
+        }
+        await database.transaction(async (tx) => {
+          if (await repo.removeMachine(tx, table, id)) await closeUsage(tx, id, clock.now());
+        });
+      },
+    }),
+  ] as JobDefinition<unknown>[];
+}

@@ -1,0 +1,167 @@
+import type { AgentState, BillingType, Region, Size } from '@svc/contract';
+import type { Kysely, RawBuilder } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+/**
+ * Agents and Plain VMs are both machines with the same lifecycle: these queries serve either
+ * table. They see only the columns both tables share.
+ */
+export type MachineTable = 'agents' | 'plainVms';
+
+export interface MachineColumns {
+  id: string;
+  accountId: string;
+  state: AgentState;
+  statusReason: string | null;
+  billingType: BillingType;
+  size: Size;
+  region: Region;
+  provider: string;
+  slotId: string | null;
+  provisionDeadlineAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The shared columns as the one table `machine`; the real table name is passed at run time. */
+type MachineDb = { machine: MachineColumns };
+const on = (db: Executor) => db as unknown as Kysely<MachineDb>;
+const name = (table: MachineTable) => table as unknown as 'machine';
+
+/** Reasons for `error` after which a machine has no server (provisioning never finished). */
+export const SERVERLESS_ERRORS = ['provisioning_timeout', 'provisioning_failed'];
+
+export const findMachine = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+) =>
+  on(db).selectFrom(name(table)).selectAll().where('id', '=', id).executeTakeFirst() as Promise<
+    R | undefined
+  >;
+
+export interface MachineMove {
+  readonly from: readonly AgentState[];
+  readonly to: AgentState;
+  readonly at: Date;
+  readonly statusReason?: string | null;
+  /** Agents only: refuse while the disk is being copied for a clone. */
+  readonly notCloning?: boolean;
+  /** Table-specific columns changed with the move (e.g. an Agent's token generation). */
+  readonly also?: Readonly<Record<string, RawBuilder<unknown> | string | number | null>>;
+}
+
+/**
+ * The compare-and-set every state change goes through: moves the machine to `to` only if it is
+ * in one of `from` right now. `undefined` means it was not (someone else moved it first).
+ */
+export function transitionMachine<R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  move: MachineMove,
+): Promise<R | undefined> {
+  let query = on(db)
+    .updateTable(name(table))
+    .set({
+      state: move.to,
+      updatedAt: move.at,
+      statusReason: move.statusReason ?? null,
+      ...(move.to !== 'provisioning' && { provisionDeadlineAt: null }),
+      ...(move.also as object),
+    })
+    .where('id', '=', id)
+    .where('state', 'in', move.from);
+  if (move.notCloning) query = query.where(sqlRef('cloningBy'), 'is', null);
+  return query.returningAll().executeTakeFirst() as Promise<R | undefined>;
+}
+
+// A column only one table has, named where the type system sees the shared columns alone.
+const sqlRef = (column: string) => column as keyof MachineColumns;
+
+/** Which of these ids belong to machines that should have a server. */
+export const idsOwningServers = async (
+  db: Executor,
+  table: MachineTable,
+  ids: readonly string[],
+) =>
+  ids.length === 0
+    ? []
+    : (
+        await on(db)
+          .selectFrom(name(table))
+          .select('id')
+          .where('id', 'in', ids)
+          .where((eb) =>
+            eb.or([eb('state', '!=', 'error'), eb('statusReason', 'not in', SERVERLESS_ERRORS)]),
+          )
+          .execute()
+      ).map((r) => r.id);
+
+/** Machines left in `state` since before `cutoff` (their job died): moved to `error`. */
+export const failStuck = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  stuck: { state: AgentState; reason: string; cutoff: Date; at: Date },
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({ state: 'error', statusReason: stuck.reason, updatedAt: stuck.at })
+    .where('state', '=', stuck.state)
+    .where('updatedAt', '<', stuck.cutoff)
+    .returningAll()
+    .execute() as Promise<R[]>;
+
+/** Removes a destroyed machine, only from `destroying`. */
+export const removeMachine = (db: Executor, table: MachineTable, id: string) =>
+  on(db)
+    .deleteFrom(name(table))
+    .where('id', '=', id)
+    .where('state', '=', 'destroying')
+    .returning('id')
+    .executeTakeFirst();
+
+/** Changes billing only while running or stopped and still on `from` (guarded like a move). */
+export const switchBilling = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  change: { from: BillingType; to: BillingType; slotId: string | null; at: Date },
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({ billingType: change.to, slotId: change.slotId, updatedAt: change.at })
+    .where('id', '=', id)
+    .where('state', 'in', ['running', 'stopped'])
+    .where('billingType', '=', change.from)
+    .returningAll()
+    .executeTakeFirst() as Promise<R | undefined>;
+
+/** Moves the machine to another account, metered and without a slot, if running or stopped. */
+export const moveToAccount = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  accountId: string,
+  at: Date,
+  also: MachineMove['also'] = {},
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({ accountId, billingType: 'metered', slotId: null, updatedAt: at, ...(also as object) })
+    .where('id', '=', id)
+    .where('state', 'in', ['running', 'stopped'])
+    .returningAll()
+    .executeTakeFirst() as Promise<R | undefined>;
+
+/** What usage periods record about a machine. */
+export const meteredMachine = (kind: 'agent' | 'plain_vm', row: MachineColumns) =>
+  ({
+    kind,
+    id: row.id,
+    accountId: row.accountId,
+    state: row.state,
+    billingType: row.billingType,
+    size: row.size,
+    region: row.region,
+  }) as const;

@@ -1,0 +1,40 @@
+import { defaultUserOf } from '@svc/contract';
+import type { PlainVmRow } from '../db/schema.js';
+import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
+import { buildUserData } from './cloud-init.js';
+import * as repo from './plain-vms.repo.js';
+
+/** The jobs that complete Plain VM moves (`plain-vm.provision`, …, `plain-vms.reconcile`). */
+export const plainVmJobs = (deps: LifecycleJobsDeps) =>
+  lifecycleJobs<PlainVmRow>(deps, {
+    kind: 'plain_vm',
+    table: 'plainVms',
+    jobPrefix: 'plain-vm',
+    idKey: 'plainVmId',
+    createSpec: (vm) => {
+      const login = {
+        user: defaultUserOf(vm.osImageKey),
+        authorizedKeys: vm.authorizedKeys,
+        ...(vm.passwordHash && { passwordHash: vm.passwordHash }),
+      };
+      return {
+        id: vm.id,
+        size: vm.size,
+        region: vm.region,
+        image: vm.osImageKey,
+        bootstrapEnv: {},
+        labels: { managedBy: 'svc', kind: 'plain_vm', plainVmId: vm.id },
+        userData: buildUserData({
+          hostname: vm.name,
+          defaultUser: login.user,
+          authorizedKeys: login.authorizedKeys,
+          ...(login.passwordHash && { passwordHash: login.passwordHash }),
+        }),
+        login,
+        firewall: vm.firewallRules,
+      };
+    },
+    leftProvisioning: async (tx, vm, server) => {
+      await repo.recordServer(tx, vm.id, server);
+    },
+  });

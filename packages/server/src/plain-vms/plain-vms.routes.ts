@@ -1,0 +1,37 @@
+import * as api from '@svc/contract';
+import { OS_IMAGES } from '@svc/contract';
+import type { AppContext } from '../context.js';
+import type { Router } from '../http/router.js';
+
+export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
+  const { plainVms } = ctx;
+  const user = (c: { var: { user: { id: string } } }) => c.var.user.id;
+
+  // Before `/api/plain-vms/{id}`, which would take `images` for an id.
+  router.mount(api.listOsImages, async () => OS_IMAGES.map((image) => ({ ...image })));
+  router.mount(api.createPlainVm, async ({ body }, c) => plainVms.create(user(c), body));
+  router.mount(api.listPlainVms, async ({ query }, c) => plainVms.list(user(c), query.accountId));
+  router.mount(api.getPlainVm, async ({ params }, c) => plainVms.get(user(c), params.id));
+  router.mount(api.startPlainVm, async ({ params }, c) =>
+    plainVms.act(user(c), params.id, 'start'),
+  );
+  router.mount(api.stopPlainVm, async ({ params }, c) => plainVms.act(user(c), params.id, 'stop'));
+  router.mount(api.restartPlainVm, async ({ params }, c) =>
+    plainVms.act(user(c), params.id, 'restart'),
+  );
+  router.mount(api.deletePlainVm, async ({ params }, c) =>
+    plainVms.act(user(c), params.id, 'destroy'),
+  );
+  router.mount(api.setPlainVmBilling, async ({ params, body }, c) =>
+    plainVms.setBilling(user(c), params.id, body.billingType),
+  );
+  router.mount(api.transferPlainVm, async ({ params, body }, c) =>
+    plainVms.transfer(user(c), params.id, body.targetAccountId),
+  );
+  router.mount(api.getPlainVmFirewall, async ({ params }, c) =>
+    plainVms.getFirewall(user(c), params.id),
+  );
+  router.mount(api.putPlainVmFirewall, async ({ params, body }, c) =>
+    plainVms.putFirewall(user(c), params.id, body),
+  );
+}

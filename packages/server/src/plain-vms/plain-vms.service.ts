@@ -1,0 +1,242 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import {
+  type BillingType,
+  DEFAULT_FIREWALL_RULES,
+  type FirewallRule,
+  type FirewallRules,
+  type OsImageKey,
+  type PlainVm,
+  type Region,
+  type Size,
+} from '@svc/contract';
+import type { z } from 'zod';
+import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Clock } from '../adapters/clock.js';
+import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import type { AgentAction } from '../agents/agent-lifecycle.js';
+import { slotForNew } from '../billing/slots.js';
+import type { Database, Executor } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
+import {
+  applyMove,
+  beginProvisioning,
+  changeBilling,
+  type MachineRef,
+  transferMachine,
+} from '../lifecycle/machine-actions.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
+import { hashPasswordForShadow } from './cloud-init.js';
+import { canonicalRules } from './firewall.js';
+import { TRANSFER_NOTE, toApiPlainVm } from './plain-vm-view.js';
+import * as repo from './plain-vms.repo.js';
+
+const PLAIN_VM: MachineRef = {
+  kind: 'plain_vm',
+  table: 'plainVms',
+  jobPrefix: 'plain-vm',
+  idKey: 'plainVmId',
+  noun: 'Plain VM',
+};
+
+/** States in which the VM has a server whose firewall can change. */
+const HAS_SERVER = new Set(['running', 'stopped', 'starting', 'stopping', 'restarting']);
+
+export interface PlainVmsDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly jobs: JobQueue;
+  readonly accounts: AccountsService;
+  readonly compute: ComputeDriver;
+  readonly provisionTimeoutMs: number;
+}
+
+export interface CreatePlainVmInput {
+  readonly name: string;
+  readonly tier: Size;
+  readonly region: Region;
+  readonly osImageKey: OsImageKey;
+  readonly billingType: BillingType;
+  readonly access: { readonly passwordEnabled: boolean; readonly vaultEntryIds: readonly string[] };
+  readonly accountId?: string;
+}
+
+export function createPlainVmsService(deps: PlainVmsDeps) {
+  const { database, clock, jobs, accounts, compute } = deps;
+  const { db } = database;
+  const firewallChanges = new KeyedQueue();
+
+  /** The VM if the user is a member of its account; otherwise `not_found` either way. */
+  async function requirePlainVm(executor: Executor, userId: string, id: string) {
+    const vm = await repo.findPlainVm(executor, id);
+    if (!vm) throw new AppError('not_found');
+    const { account } = await accounts.requireMember(executor, { userId }, vm.accountId);
+    return Object.assign(vm, { account });
+  }
+
+  return {
+    /**
+     * Creates a VM in `provisioning`; the server is made in the background. With password login
+     * the one-time password is in this answer and nowhere else (only its hash is kept, and only
+     * until the server has it).
+     */
+    async create(
+      userId: string,
+      input: CreatePlainVmInput,
+    ): Promise<PlainVm & { initialPassword?: string }> {
+      const { passwordEnabled, vaultEntryIds } = input.access;
+      if (!passwordEnabled && vaultEntryIds.length === 0) {
+        throw invalid(['body', 'access'], 'Enable the one-time password or choose a Vault key');
+      }
+      const password = passwordEnabled ? oneTimePassword() : undefined;
+      const passwordHash = password ? hashPasswordForShadow(password) : null;
+      return database.transaction(async (tx) => {
+        const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
+        const authorizedKeys = await chosenKeys(tx, account.id, vaultEntryIds);
+        const now = clock.now();
+        const kind = { product: 'plain_vm', size: input.tier, region: input.region } as const;
+        const slot = await slotForNew(tx, account, input.billingType, kind, now);
+        const vm = await repo.insertPlainVm(tx, {
+          id: randomUUID(),
+          accountId: account.id,
+          name: input.name,
+          size: input.tier,
+          region: input.region,
+          osImageKey: input.osImageKey,
+          billingType: input.billingType,
+          state: 'provisioning',
+          statusReason: null,
+          provider: compute.name,
+          passwordEnabled,
+          passwordHash,
+          vaultEntryIds: JSON.stringify([...new Set(vaultEntryIds)]),
+          authorizedKeys: JSON.stringify(authorizedKeys),
+          firewallRules: JSON.stringify(DEFAULT_FIREWALL_RULES),
+          ipv4: null,
+          ipv6: null,
+          sshHost: null,
+          sshPort: null,
+          slotId: slot?.slotId ?? null,
+          provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
+          createdAt: now,
+          updatedAt: now,
+        });
+        const context = { ...deps, ref: PLAIN_VM, at: now, userId };
+        await beginProvisioning(tx, context, vm, { action: 'create' });
+        return { ...toApiPlainVm(vm), ...(password && { initialPassword: password }) };
+      });
+    },
+
+    async list(userId: string, accountId?: string): Promise<PlainVm[]> {
+      const accountIds = accountId
+        ? [(await accounts.requireMember(db, { userId }, accountId)).account.id]
+        : await accounts.memberAccountIds(db, userId);
+      return (await repo.listPlainVms(db, accountIds)).map(toApiPlainVm);
+    },
+
+    async get(userId: string, id: string): Promise<PlainVm> {
+      return toApiPlainVm(await requirePlainVm(db, userId, id));
+    },
+
+    /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
+    async act(userId: string, id: string, action: AgentAction): Promise<PlainVm> {
+      return database.transaction(async (tx) => {
+        const vm = await requirePlainVm(tx, userId, id);
+        const context = { jobs, ref: PLAIN_VM, at: clock.now(), userId };
+        return toApiPlainVm(await applyMove(tx, context, vm, action));
+      });
+    },
+
+    async setBilling(userId: string, id: string, billingType: BillingType) {
+      return database.transaction(async (tx) => {
+        const vm = await requirePlainVm(tx, userId, id);
+        return changeBilling(tx, { ref: PLAIN_VM, at: clock.now() }, vm, billingType);
+      });
+    },
+
+    /** The spec: a VM that is not running or stopped answers 400, not 409. */
+    async transfer(userId: string, id: string, targetAccountId: string) {
+      return database.transaction(async (tx) => {
+        const vm = await requirePlainVm(tx, userId, id);
+        const context = { accounts, ref: PLAIN_VM, at: clock.now(), userId };
+        const moved = await transferMachine(tx, context, vm, targetAccountId, 'not_transferable');
+        return { ...toApiPlainVm(moved), transferNote: TRANSFER_NOTE };
+      });
+    },
+
+    /** The rules as the provider has them; before the server exists, the ones it will get. */
+    async getFirewall(userId: string, id: string): Promise<{ rules: FirewallRule[] }> {
+      const vm = await requirePlainVm(db, userId, id);
+      const reported = HAS_SERVER.has(vm.state) ? await compute.getFirewall(id) : undefined;
+      return { rules: reported ?? vm.firewallRules };
+    },
+
+    /**
+     * Replaces the rule set at the provider and answers with what the provider reports back.
+     * Validation happened before: invalid rules never reach the provider, so the previous ones
+     * stay in force.
+     */
+    async putFirewall(
+      userId: string,
+      id: string,
+      input: z.output<typeof FirewallRules>,
+    ): Promise<{ rules: FirewallRule[] }> {
+      // One change per VM at a time in this process, so the stored rules are the last applied.
+      return firewallChanges.run(id, async () => {
+        const vm = await requirePlainVm(db, userId, id);
+        if (!HAS_SERVER.has(vm.state)) {
+          throw new AppError('invalid_state', {
+            message: `no firewall to change while ${vm.state}`,
+          });
+        }
+        let rules: FirewallRule[];
+        try {
+          rules = await compute.setFirewall(id, canonicalRules(input));
+        } catch (error) {
+          // Destroyed meanwhile: the server is gone, which is a state problem, not a fault.
+          const now = await repo.findPlainVm(db, id);
+          if (!now || !HAS_SERVER.has(now.state))
+            throw new AppError('invalid_state', { cause: error });
+          throw error;
+        }
+        await repo.setFirewallRules(db, id, rules);
+        return { rules };
+      });
+    },
+  };
+}
+
+export type PlainVmsService = ReturnType<typeof createPlainVmsService>;
+
+const invalid = (path: (string | number)[], message: string) =>
+  new AppError('invalid_request', { issues: [{ path, message, code: 'custom' }] });
+
+/** The chosen Vault keys, each of which must belong to the VM's account. */
+async function chosenKeys(tx: Executor, accountId: string, ids: readonly string[]) {
+  const found = new Map(
+    (await repo.findVaultKeys(tx, accountId, ids)).map((entry) => [entry.id, entry.publicKey]),
+  );
+  const issues = ids.flatMap((id, index) =>
+    found.has(id)
+      ? []
+      : [
+          {
+            path: ['body', 'access', 'vaultEntryIds', index],
+            message: 'No such key in this account’s Vault',
+            code: 'custom',
+          },
+        ],
+  );
+  if (issues.length > 0) throw new AppError('invalid_request', { issues });
+  return [...new Set(ids)].map((id) => found.get(id) as string);
+}
+
+const PASSWORD_ALPHABET = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+/** 20 characters of a 57-letter alphabet without look-alikes: about 117 bits. */
+function oneTimePassword(): string {
+  return Array.from(
+    { length: 20 },
+    () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)],
+  ).join('');
+}

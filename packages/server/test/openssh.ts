@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** A new ed25519 key pair made by `ssh-keygen` in `dir`: the private key file and the public line. */
+export async function keyPair(dir: string, name: string) {
+  const file = path.join(dir, name);
+  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file, '-C', name]);
+  return { file, publicLine: readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+/** The OpenSSH client, as a user would run it; resolves with its exit code and output. */
+export const ssh = (port: number, user: string, keyFile: string, command: string) =>
+  run('ssh', [
+    '-i',
+    keyFile,
+    '-p',
+    String(port),
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'ConnectTimeout=5',
+    '-o',
+    'LogLevel=ERROR',
+    `${user}@127.0.0.1`,
+    command,
+  ]).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+  );

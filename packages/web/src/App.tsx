@@ -1,0 +1,44 @@
+import { BrowserRouter, Route, Routes } from 'react-router';
+import { AccountLayout, HomeRedirect } from './modules/AccountLayout.js';
+import { AgentPage } from './pages/AgentPage/AgentPage.js';
+import { AgentsPage } from './pages/AgentsPage/AgentsPage.js';
+import { AppsPage } from './pages/AppsPage/AppsPage.js';
+import { BillingPage } from './pages/BillingPage/BillingPage.js';
+import { CreateAgentPage } from './pages/CreateAgentPage/CreateAgentPage.js';
+import { CreateOrganizationPage } from './pages/CreateOrganizationPage/CreateOrganizationPage.js';
+import { CreatePlainVmPage } from './pages/CreatePlainVmPage/CreatePlainVmPage.js';
+import { MembersPage } from './pages/MembersPage/MembersPage.js';
+import { NotFoundPage } from './pages/NotFoundPage.js';
+import { PlainVmPage } from './pages/PlainVmPage/PlainVmPage.js';
+import { PlainVmsPage } from './pages/PlainVmsPage/PlainVmsPage.js';
+import { SignInPage } from './pages/SignInPage/SignInPage.js';
+import { SignUpPage } from './pages/SignUpPage/SignUpPage.js';
+import { VaultPage } from './pages/VaultPage/VaultPage.js';
+
+/** Every dashboard page, under `/dashboard`. Account pages carry the account's slug. */
+export function App() {
+  return (
+    <BrowserRouter basename="/dashboard">
+      <Routes>
+        <Route index element={<HomeRedirect />} />
+        <Route path="sign-in" element={<SignInPage />} />
+        <Route path="sign-up" element={<SignUpPage />} />
+        <Route path="new-organization" element={<CreateOrganizationPage />} />
+        <Route path="accounts/:slug" element={<AccountLayout />}>
+          <Route index element={<AgentsPage />} />
+          <Route path="agents" element={<AgentsPage />} />
+          <Route path="agents/new" element={<CreateAgentPage />} />
+          <Route path="agents/:id" element={<AgentPage />} />
+          <Route path="plain-vms" element={<PlainVmsPage />} />
+          <Route path="plain-vms/new" element={<CreatePlainVmPage />} />
+          <Route path="plain-vms/:id" element={<PlainVmPage />} />
+          <Route path="vault" element={<VaultPage />} />
+          <Route path="apps" element={<AppsPage />} />
+          <Route path="billing" element={<BillingPage />} />
+          <Route path="members" element={<MembersPage />} />
+        </Route>
+        <Route path="*" element={<NotFoundPage />} />
+      </Routes>
+    </BrowserRouter>
+  );
+}

@@ -1,0 +1,116 @@
+import {
+  buildPath,
+  type Endpoint,
+  type EndpointResult,
+  type ErrorCode,
+  ErrorEnvelope,
+  type ValidationIssue,
+} from '@svc/contract';
+import type { z } from 'zod';
+import { errorSentence } from './error-messages.js';
+
+/** What a call may fail with besides the service's own codes. */
+export type ClientErrorCode = ErrorCode | 'network_error' | 'invalid_response';
+
+/**
+ * A failed call: the service's `{error, issues}` envelope, or a client-side failure (the body
+ * did not pass the contract schema before sending, the network failed, or the answer did not
+ * match the contract). `issues` paths start with `params`, `query` or `body`, like the server's.
+ */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly error: ClientErrorCode,
+    readonly status: number,
+    readonly issues: readonly ValidationIssue[] = [],
+  ) {
+    super(errorSentence(error, issues));
+  }
+}
+
+type InputOf<S> = S extends z.ZodType ? z.input<S> : never;
+
+/** The call's input, typed from the descriptor: only the parts the endpoint has. */
+export type CallInput<E extends Endpoint> = (E['params'] extends z.ZodType
+  ? { params: InputOf<E['params']> }
+  : { params?: never }) &
+  (E['query'] extends z.ZodType ? { query?: InputOf<E['query']> } : { query?: never }) &
+  (E['body'] extends z.ZodType ? { body: InputOf<E['body']> } : { body?: never });
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+  /** For tests; the dashboard uses the browser's `fetch` (same origin, cookies included). */
+  readonly fetch?: typeof fetch;
+}
+
+const issuesOf = (error: z.ZodError, where: string): ValidationIssue[] =>
+  error.issues.map((issue) => ({
+    path: [where, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
+    message: issue.message,
+    code: issue.code,
+  }));
+
+/**
+ * Calls one endpoint of the service. The body is checked with the endpoint's schema before it
+ * is sent (a failure throws the same `invalid_request` shape the server would), and the answer is
+ * parsed with the response schema, never cast.
+ */
+export async function callEndpoint<E extends Endpoint>(
+  endpoint: E,
+  input: CallInput<E>,
+  options: CallOptions = {},
+): Promise<EndpointResult<E>> {
+  const { params, query, body } = input as {
+    params?: Record<string, string>;
+    query?: Record<string, string | undefined>;
+    body?: unknown;
+  };
+  if (endpoint.body) {
+    const checked = endpoint.body.safeParse(body);
+    if (!checked.success)
+      throw new ApiError('invalid_request', 400, issuesOf(checked.error, 'body'));
+  }
+  let url = buildPath(endpoint.path, params);
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== '') search.set(name, value);
+  }
+  if (search.size > 0) url += `?${search}`;
+
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(url, {
+      method: endpoint.method,
+      credentials: 'same-origin',
+      headers: {
+        accept: 'application/json',
+        ...(endpoint.body && { 'content-type': 'application/json' }),
+      },
+      ...(endpoint.body && { body: JSON.stringify(body) }),
+      ...(options.signal && { signal: options.signal }),
+    });
+  } catch (cause) {
+    if (options.signal?.aborted) throw cause;
+    throw new ApiError('network_error', 0);
+  }
+
+  if (!response.ok) {
+    const envelope = ErrorEnvelope.safeParse(await response.json().catch(() => null));
+    if (!envelope.success) throw new ApiError('invalid_response', response.status);
+    throw new ApiError(envelope.data.error, response.status, envelope.data.issues);
+  }
+  const schema = endpoint.response.body;
+  if (!schema) return undefined as EndpointResult<E>;
+  const parsed = schema.safeParse(await response.json().catch(() => undefined));
+  if (!parsed.success) throw new ApiError('invalid_response', response.status);
+  return parsed.data as EndpointResult<E>;
+}
+
+/** The issues of one field (path after `body`), for showing next to it. */
+export function issuesAt(error: unknown, ...path: (string | number)[]): string[] {
+  if (!(error instanceof ApiError)) return [];
+  const full = ['body', ...path];
+  return error.issues
+    .filter((issue) => full.every((segment, i) => issue.path[i] === segment))
+    .map((issue) => issue.message);
+}

@@ -1,0 +1,42 @@
+import { useEffect, useRef, useState } from 'react';
+
+/** A button that asks once more before acting: the second, explicit button does it. */
+export function ConfirmButton(props: {
+  label: string;
+  confirmLabel: string;
+  question: string;
+  pending?: boolean;
+  onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" className="danger" onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  return (
+    <span className="confirm">
+      <span>{props.question}</span>
+      <button
+        ref={confirm}
+        type="button"
+        className="danger"
+        disabled={props.pending}
+        onClick={() => {
+          props.onConfirm();
+          setAsking(false);
+        }}
+      >
+        {props.confirmLabel}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,47 @@
+// First: it configures zod before the contract's schemas are built.
+import './zod-jitless.js';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App.js';
+import { ApiError } from './api/client.js';
+import './styles.css';
+
+// The service also answers `/` with this page; the dashboard's own paths live under /dashboard.
+if (!window.location.pathname.startsWith('/dashboard')) {
+  window.history.replaceState(null, '', '/dashboard/');
+}
+
+/** A session that ended (expired, signed out elsewhere) sends the page to sign-in. */
+const onError = (error: Error) => {
+  if (error instanceof ApiError && error.error === 'unauthorized') {
+    if (!window.location.pathname.startsWith('/dashboard/sign-')) {
+      window.location.assign('/dashboard/sign-in');
+    }
+  }
+};
+
+const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError }),
+  mutationCache: new MutationCache({ onError }),
+  defaultOptions: {
+    queries: {
+      staleTime: 5_000,
+      refetchOnWindowFocus: true,
+      // Only failures that may pass are retried (network, 5xx); a 4xx answer will not change.
+      retry: (count, error) =>
+        count < 2 && (!(error instanceof ApiError) || error.status === 0 || error.status >= 500),
+    },
+  },
+});
+
+const root = document.getElementById('root');
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <QueryClientProvider client={queryClient}>
+        <App />
+      </QueryClientProvider>
+    </StrictMode>,
+  );
+}

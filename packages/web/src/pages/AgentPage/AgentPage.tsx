@@ -1,0 +1,170 @@
+import type { Agent } from '@svc/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ApiError } from '../../api/client.js';
+import {
+  agentActionMutation,
+  agentBillingMutation,
+  agentQuery,
+  openAgentMutation,
+  transferAgentMutation,
+} from '../../api/queries/agents.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { QueryView } from '../../components/QueryView.js';
+import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { DestroySection } from '../../modules/DestroySection.js';
+import { StatusBadge } from '../../modules/StatusBadge.js';
+import { TransferForm } from '../../modules/TransferForm.js';
+import { CloneAgentForm } from './CloneAgentForm.js';
+
+export function AgentPage() {
+  const { id = '' } = useParams();
+  const { account } = useCurrentAccount();
+  const agent = useQuery(agentQuery(id));
+  if (agent.error instanceof ApiError && agent.error.status === 404)
+    return (
+      <section>
+        <h1>Agent not found</h1>
+        <p>It was destroyed, or it is not in this account.</p>
+        <Link to={accountPath(account.slug, 'agents')}>Back to Agents</Link>
+      </section>
+    );
+  return (
+    <QueryView query={agent} what="the Agent">
+      {(data) => <AgentDetail agent={data} />}
+    </QueryView>
+  );
+}
+
+function AgentDetail({ agent }: { agent: Agent }) {
+  const { account, accounts } = useCurrentAccount();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const action = useMutation(agentActionMutation(qc, agent.id));
+  const billing = useMutation(agentBillingMutation(qc, agent.id));
+  const open = useMutation(openAgentMutation(agent.id));
+  const transfer = useMutation({
+    ...transferAgentMutation(qc, agent.id),
+    onSuccess: async (moved) => {
+      await qc.invalidateQueries({ queryKey: ['agents'] });
+      const target = accounts.find((a) => a.id === moved.accountId);
+      if (target) navigate(accountPath(target.slug, 'agents', moved.id));
+    },
+  });
+  const is = (...states: Agent['status'][]) => states.includes(agent.status);
+  const settled = is('running', 'stopped');
+
+  const openAgent = () => {
+    // Opened now, inside the click, so no popup blocker stops it; pointed at the ticket after.
+    const tab = window.open('about:blank', '_blank');
+    open.mutate(undefined, {
+      onSuccess: ({ url }) => {
+        if (!tab) return window.location.assign(url);
+        // The Agent's pages get no handle on the dashboard.
+        tab.opener = null;
+        tab.location.href = url;
+      },
+      onError: () => tab?.close(),
+    });
+  };
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>{agent.name}</h1>
+        <StatusBadge status={agent.status} reason={agent.statusReason} />
+      </div>
+      <dl className="facts">
+        <dt>Address</dt>
+        <dd>
+          <code>{agent.url}</code>
+        </dd>
+        <dt>Size</dt>
+        <dd>
+          {agent.size}: {agent.specs.vcpu} vCPU, {agent.specs.ramGb} GB RAM, {agent.specs.diskGb} GB
+          disk
+        </dd>
+        <dt>Region</dt>
+        <dd>{agent.region}</dd>
+        <dt>Billing</dt>
+        <dd>{agent.billingType}</dd>
+        <dt>Cohort</dt>
+        <dd>{agent.cohort}</dd>
+      </dl>
+
+      <div className="actions">
+        <button type="button" className="primary" disabled={!is('running')} onClick={openAgent}>
+          {open.isPending ? 'Opening…' : 'Open'}
+        </button>
+        <button
+          type="button"
+          disabled={!is('stopped') || action.isPending}
+          onClick={() => action.mutate('start')}
+        >
+          Start
+        </button>
+        <button
+          type="button"
+          disabled={!is('running') || action.isPending}
+          onClick={() => action.mutate('stop')}
+        >
+          Stop
+        </button>
+        <button
+          type="button"
+          disabled={!is('running') || action.isPending}
+          onClick={() => action.mutate('restart')}
+        >
+          Restart
+        </button>
+      </div>
+      <ErrorMessage error={action.error ?? open.error} />
+
+      <h2>Billing</h2>
+      <p>
+        Billed as <strong>{agent.billingType}</strong>.{' '}
+        <button
+          type="button"
+          disabled={!settled || billing.isPending}
+          onClick={() =>
+            billing.mutate(agent.billingType === 'metered' ? 'subscription' : 'metered')
+          }
+        >
+          Switch to {agent.billingType === 'metered' ? 'subscription' : 'metered'}
+        </button>
+      </p>
+      {billing.data?.addedNewSlot && <p role="status">A new slot was added to the subscription.</p>}
+      <ErrorMessage error={billing.error} />
+
+      <h2>Clone</h2>
+      {settled && agent.cohort === 'current' ? (
+        <CloneAgentForm agent={agent} />
+      ) : (
+        <p className="hint">Running or stopped current-cohort Agents can be cloned.</p>
+      )}
+
+      <h2>Transfer</h2>
+      <TransferForm
+        accounts={accounts}
+        currentAccountId={account.id}
+        pending={transfer.isPending}
+        onTransfer={(target) => transfer.mutate(target)}
+      />
+      <ErrorMessage error={transfer.error} />
+
+      <DestroySection
+        name={agent.name}
+        noun="Agent"
+        canDestroy={is('running', 'stopped', 'error')}
+        pending={action.isPending}
+        hint="Running, stopped or failed Agents can be destroyed."
+        onConfirm={() =>
+          action.mutate('destroy', {
+            // The list shows it while it is torn down; the detail would soon answer 404.
+            onSuccess: () => navigate(accountPath(account.slug, 'agents')),
+          })
+        }
+      />
+    </section>
+  );
+}

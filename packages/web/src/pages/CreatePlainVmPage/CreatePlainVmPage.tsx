@@ -1,0 +1,141 @@
+import {
+  type BillingType,
+  OS_IMAGES,
+  type OsImageKey,
+  type Region,
+  SIZE_ORDER,
+  type Size,
+} from '@svc/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { issuesAt } from '../../api/client.js';
+import { createPlainVmMutation } from '../../api/queries/plain-vms.js';
+import { vaultQuery } from '../../api/queries/vault.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { Field } from '../../components/Field.js';
+import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
+import { describeSize, REGION_NAMES } from '../../modules/SizeSpecs.js';
+import { InitialPassword } from './InitialPassword.js';
+import { VaultKeyPicker } from './VaultKeyPicker.js';
+
+export function CreatePlainVmPage() {
+  const { account } = useCurrentAccount();
+  const qc = useQueryClient();
+  const keys = useQuery(vaultQuery(account.id));
+  const [name, setName] = useState('');
+  const [tier, setTier] = useState<Size>('small');
+  const [region, setRegion] = useState<Region>('eu');
+  const [osImageKey, setOsImageKey] = useState<OsImageKey>('ubuntu-24.04');
+  const [billingType, setBillingType] = useState<BillingType>('metered');
+  const [vaultEntryIds, setVaultEntryIds] = useState<string[]>([]);
+  const [passwordEnabled, setPasswordEnabled] = useState(false);
+  const create = useMutation(createPlainVmMutation(qc));
+
+  if (create.data)
+    return (
+      <section className="narrow-section">
+        <h1>Plain VM {create.data.name} is being created</h1>
+        {create.data.initialPassword && <InitialPassword password={create.data.initialPassword} />}
+        <Link
+          className="button primary"
+          to={accountPath(account.slug, 'plain-vms', create.data.id)}
+        >
+          Go to {create.data.name}
+        </Link>
+      </section>
+    );
+
+  const image = OS_IMAGES.find((i) => i.key === osImageKey);
+  return (
+    <section className="narrow-section">
+      <h1>New Plain VM</h1>
+      <form
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate({
+            name,
+            tier,
+            region,
+            osImageKey,
+            billingType,
+            access: { passwordEnabled, vaultEntryIds },
+            accountId: account.id,
+          });
+        }}
+      >
+        <Field label="Name" hint="Its hostname." errors={issuesAt(create.error, 'name')}>
+          {(control) => (
+            <input {...control} value={name} onChange={(e) => setName(e.target.value)} />
+          )}
+        </Field>
+        <Field label="Region" errors={issuesAt(create.error, 'region')}>
+          {(control) => (
+            <select
+              {...control}
+              value={region}
+              onChange={(e) => setRegion(e.target.value as Region)}
+            >
+              {(Object.keys(REGION_NAMES) as Region[]).map((r) => (
+                <option key={r} value={r}>
+                  {REGION_NAMES[r]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Tier" errors={issuesAt(create.error, 'tier')}>
+          {(control) => (
+            <select {...control} value={tier} onChange={(e) => setTier(e.target.value as Size)}>
+              {SIZE_ORDER.map((s) => (
+                <option key={s} value={s}>
+                  {describeSize(s, region)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          label="OS image"
+          hint={image && `You log in as ${image.defaultUser}.`}
+          errors={issuesAt(create.error, 'osImageKey')}
+        >
+          {(control) => (
+            <select
+              {...control}
+              value={osImageKey}
+              onChange={(e) => setOsImageKey(e.target.value as OsImageKey)}
+            >
+              {OS_IMAGES.map((i) => (
+                <option key={i.key} value={i.key}>
+                  {i.displayName} (user {i.defaultUser})
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <VaultKeyPicker
+          keys={keys}
+          selected={vaultEntryIds}
+          onChange={setVaultEntryIds}
+          errors={issuesAt(create.error, 'access')}
+        />
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={passwordEnabled}
+            onChange={(e) => setPasswordEnabled(e.target.checked)}
+          />
+          Also set a one-time password (shown once, after creation)
+        </label>
+        <BillingTypePicker account={account} value={billingType} onChange={setBillingType} />
+        <ErrorMessage error={create.error} />
+        <button type="submit" className="primary" disabled={create.isPending}>
+          {create.isPending ? 'Creating…' : 'Create Plain VM'}
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,113 @@
+import { Role } from '@svc/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { issuesAt } from '../../api/client.js';
+import {
+  addMemberMutation,
+  membersQuery,
+  removeMemberMutation,
+} from '../../api/queries/accounts.js';
+import { ConfirmButton } from '../../components/ConfirmButton.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { Field } from '../../components/Field.js';
+import { QueryView } from '../../components/QueryView.js';
+import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+
+export function MembersPage() {
+  const { account, user } = useCurrentAccount();
+  const qc = useQueryClient();
+  const members = useQuery({
+    ...membersQuery(account.id),
+    enabled: account.kind === 'organization',
+  });
+  const add = useMutation(addMemberMutation(qc, account.id));
+  const remove = useMutation(removeMemberMutation(qc, account.id));
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
+  if (account.kind !== 'organization')
+    return (
+      <p>A personal account has one member: you. Create an organization to work with others.</p>
+    );
+  const manager = canManage(account);
+  // Only owners grant `owner`.
+  const roles = Role.options.filter((r) => r !== 'owner' || account.role === 'owner');
+
+  return (
+    <section>
+      <h1>Members of {account.name}</h1>
+      {manager && (
+        <form
+          noValidate
+          className="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            add.mutate({ email, role }, { onSuccess: () => setEmail('') });
+          }}
+        >
+          <Field label="E-mail of an existing user" errors={issuesAt(add.error, 'email')}>
+            {(control) => (
+              <input
+                {...control}
+                type="email"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Role" errors={issuesAt(add.error, 'role')}>
+            {(control) => (
+              <select {...control} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+                {roles.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <button type="submit" className="primary" disabled={add.isPending}>
+            {add.isPending ? 'Adding…' : 'Add member'}
+          </button>
+        </form>
+      )}
+      <ErrorMessage error={add.error} />
+      <QueryView query={members} what="members">
+        {(data) => (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">E-mail</th>
+                <th scope="col">Role</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.members.map((member) => (
+                <tr key={member.userId}>
+                  <td>{member.name}</td>
+                  <td>{member.email}</td>
+                  <td>{member.role}</td>
+                  <td>
+                    {(manager || member.userId === user.id) && (
+                      <ConfirmButton
+                        label={member.userId === user.id ? 'Leave' : `Remove ${member.name}`}
+                        question={`Remove ${member.email}?`}
+                        confirmLabel="Remove"
+                        pending={remove.isPending}
+                        onConfirm={() => remove.mutate(member.userId)}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryView>
+      <ErrorMessage error={remove.error} />
+    </section>
+  );
+}

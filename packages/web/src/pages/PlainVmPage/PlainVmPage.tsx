@@ -1,0 +1,168 @@
+import type { PlainVm } from '@svc/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useLocation, useNavigate, useParams } from 'react-router';
+import { ApiError } from '../../api/client.js';
+import {
+  plainVmActionMutation,
+  plainVmBillingMutation,
+  plainVmQuery,
+  transferPlainVmMutation,
+} from '../../api/queries/plain-vms.js';
+import { CopyButton } from '../../components/CopyButton.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { QueryView } from '../../components/QueryView.js';
+import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { DestroySection } from '../../modules/DestroySection.js';
+import { StatusBadge } from '../../modules/StatusBadge.js';
+import { TransferForm } from '../../modules/TransferForm.js';
+import { FirewallSection } from './FirewallSection.js';
+
+export function PlainVmPage() {
+  const { id = '' } = useParams();
+  const { account } = useCurrentAccount();
+  const vm = useQuery(plainVmQuery(id));
+  if (vm.error instanceof ApiError && vm.error.status === 404)
+    return (
+      <section>
+        <h1>Plain VM not found</h1>
+        <p>It was destroyed, or it is not in this account.</p>
+        <Link to={accountPath(account.slug, 'plain-vms')}>Back to Plain VMs</Link>
+      </section>
+    );
+  return (
+    <QueryView query={vm} what="the Plain VM">
+      {(data) => <PlainVmDetail vm={data} />}
+    </QueryView>
+  );
+}
+
+export const sshCommand = (vm: PlainVm) =>
+  vm.ssh
+    ? `ssh ${vm.ssh.port === 22 ? '' : `-p ${vm.ssh.port} `}${vm.defaultUser}@${vm.ssh.host}`
+    : null;
+
+function PlainVmDetail({ vm }: { vm: PlainVm }) {
+  const { account, accounts } = useCurrentAccount();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const transferNote = (useLocation().state as { transferNote?: string } | null)?.transferNote;
+  const action = useMutation(plainVmActionMutation(qc, vm.id));
+  const billing = useMutation(plainVmBillingMutation(qc, vm.id));
+  const transfer = useMutation({
+    ...transferPlainVmMutation(qc, vm.id),
+    onSuccess: async (moved) => {
+      await qc.invalidateQueries({ queryKey: ['plain-vms'] });
+      const target = accounts.find((a) => a.id === moved.accountId);
+      if (target)
+        navigate(accountPath(target.slug, 'plain-vms', moved.id), {
+          state: { transferNote: moved.transferNote },
+        });
+    },
+  });
+  const is = (...states: PlainVm['status'][]) => states.includes(vm.status);
+  const ssh = sshCommand(vm);
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>{vm.name}</h1>
+        <StatusBadge status={vm.status} reason={vm.statusReason} />
+      </div>
+      {transferNote && (
+        <div className="notice" role="status">
+          {transferNote}
+        </div>
+      )}
+      <h2>SSH</h2>
+      {ssh ? (
+        <p>
+          <code data-testid="ssh-command">{ssh}</code> <CopyButton text={ssh} />
+        </p>
+      ) : (
+        <p className="hint">The address appears once the VM has a server.</p>
+      )}
+      <dl className="facts">
+        <dt>Tier</dt>
+        <dd>
+          {vm.tier}: {vm.specs.vcpu} vCPU, {vm.specs.ramGb} GB RAM, {vm.specs.diskGb} GB disk
+        </dd>
+        <dt>Region</dt>
+        <dd>{vm.region}</dd>
+        <dt>OS image</dt>
+        <dd>
+          {vm.osImageKey} (user {vm.defaultUser})
+        </dd>
+        <dt>Addresses</dt>
+        <dd>{[vm.ipv4, vm.ipv6].filter(Boolean).join(', ') || '—'}</dd>
+        <dt>Access</dt>
+        <dd>
+          {vm.access.vaultEntryIds.length} Vault key(s)
+          {vm.access.passwordEnabled ? ', password' : ''}
+        </dd>
+      </dl>
+
+      <div className="actions">
+        <button
+          type="button"
+          disabled={!is('stopped') || action.isPending}
+          onClick={() => action.mutate('start')}
+        >
+          Start
+        </button>
+        <button
+          type="button"
+          disabled={!is('running') || action.isPending}
+          onClick={() => action.mutate('stop')}
+        >
+          Stop
+        </button>
+        <button
+          type="button"
+          disabled={!is('running') || action.isPending}
+          onClick={() => action.mutate('restart')}
+        >
+          Restart
+        </button>
+      </div>
+      <ErrorMessage error={action.error} />
+
+      <FirewallSection vmId={vm.id} />
+
+      <h2>Billing</h2>
+      <p>
+        Billed as <strong>{vm.billingType}</strong>.{' '}
+        <button
+          type="button"
+          disabled={!is('running', 'stopped') || billing.isPending}
+          onClick={() => billing.mutate(vm.billingType === 'metered' ? 'subscription' : 'metered')}
+        >
+          Switch to {vm.billingType === 'metered' ? 'subscription' : 'metered'}
+        </button>
+      </p>
+      <ErrorMessage error={billing.error} />
+
+      <h2>Transfer</h2>
+      <TransferForm
+        accounts={accounts}
+        currentAccountId={account.id}
+        pending={transfer.isPending}
+        onTransfer={(target) => transfer.mutate(target)}
+      />
+      <ErrorMessage error={transfer.error} />
+
+      <DestroySection
+        name={vm.name}
+        noun="Plain VM"
+        canDestroy={is('running', 'stopped', 'error')}
+        pending={action.isPending}
+        hint="Running, stopped or failed VMs can be destroyed."
+        onConfirm={() =>
+          action.mutate('destroy', {
+            // The list shows it while it is torn down; the detail would soon answer 404.
+            onSuccess: () => navigate(accountPath(account.slug, 'plain-vms')),
+          })
+        }
+      />
+    </section>
+  );
+}

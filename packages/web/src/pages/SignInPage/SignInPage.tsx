@@ -1,0 +1,68 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { issuesAt } from '../../api/client.js';
+import { signInMutation } from '../../api/queries/accounts.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { Field } from '../../components/Field.js';
+
+export function SignInPage() {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [form, setForm] = useState({ email: '', password: '' });
+  // Nothing cached for a previous session survives. Done here, once the account pages (and
+  // their queries) are gone: clearing under them would refetch and meet 401s.
+  useEffect(() => qc.clear(), [qc]);
+  const signIn = useMutation({
+    ...signInMutation(qc),
+    onSuccess: async () => {
+      await qc.resetQueries();
+      navigate('/');
+    },
+  });
+  const set = (key: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) =>
+    setForm({ ...form, [key]: e.target.value });
+
+  return (
+    <main className="narrow">
+      <h1>Sign in</h1>
+      <form
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          signIn.mutate(form);
+        }}
+      >
+        <Field label="E-mail" errors={issuesAt(signIn.error, 'email')}>
+          {(control) => (
+            <input
+              {...control}
+              type="email"
+              value={form.email}
+              onChange={set('email')}
+              autoComplete="email"
+            />
+          )}
+        </Field>
+        <Field label="Password" errors={issuesAt(signIn.error, 'password')}>
+          {(control) => (
+            <input
+              {...control}
+              type="password"
+              value={form.password}
+              onChange={set('password')}
+              autoComplete="current-password"
+            />
+          )}
+        </Field>
+        <ErrorMessage error={signIn.error} />
+        <button type="submit" className="primary" disabled={signIn.isPending}>
+          {signIn.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p>
+        New here? <Link to="/sign-up">Create an account</Link>
+      </p>
+    </main>
+  );
+}
