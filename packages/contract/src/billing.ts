@@ -37,4 +37,39 @@ export const deleteSlot = defineEndpoint({
   errors: ['invalid_state'],
 });
 
-export const billingEndpoints = [listSlots, deleteSlot] as const;
+/** One machine's usage in the period: how long it existed under each billing type. */
+export const UsageLine = z.object({
+  resourceKind: z.enum(['agent', 'plain_vm']),
+  resourceId: Id,
+  /** Null once the machine is destroyed: its row is gone, its usage stays. */
+  name: z.string().nullable(),
+  size: Size,
+  region: Region,
+  meteredSeconds: z.number().int().nonnegative(),
+  subscriptionSeconds: z.number().int().nonnegative(),
+  /** Still counting (the machine exists and belongs to this account). */
+  open: z.boolean(),
+});
+export type UsageLine = z.infer<typeof UsageLine>;
+
+export const Usage = z.object({
+  /** The start of the calendar month (UTC) the usage is counted from. */
+  periodStart: Timestamp,
+  asOf: Timestamp,
+  resources: z.array(UsageLine),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const getUsage = defineEndpoint({
+  id: 'getUsage',
+  method: 'GET',
+  path: '/api/accounts/{id}/usage',
+  auth: 'session',
+  tag: 'billing',
+  summary: "This calendar month's usage so far, by machine (any member).",
+  params: z.object({ id: Id }),
+  response: { status: 200, body: Usage },
+  errors: [],
+});
+
+export const billingEndpoints = [listSlots, deleteSlot, getUsage] as const;

@@ -199,6 +199,18 @@ export const getBundle = defineEndpoint({
   errors: [],
 });
 
+export const listAccountBundles = defineEndpoint({
+  id: 'listAccountBundles',
+  method: 'GET',
+  path: '/api/accounts/{id}/bundles',
+  auth: 'session',
+  tag: 'bundles',
+  summary: "The account's published bundles with their versions, newest first (any member).",
+  params: z.object({ id: Id }),
+  response: { status: 200, body: z.array(BundleDetail) },
+  errors: [],
+});
+
 export const deleteBundle = defineEndpoint({
   id: 'deleteBundle',
   method: 'DELETE',
@@ -228,6 +240,7 @@ export const bundleEndpoints = [
   createStaging,
   cancelStaging,
   getGlampStatus,
+  listAccountBundles,
   publishBundle,
   completePublish,
   getBundle,

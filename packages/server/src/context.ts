@@ -144,7 +144,7 @@ export async function createContext(
     accounts,
     compute,
     agents,
-    billing: createBillingService({ database, accounts }),
+    billing: createBillingService({ database, clock, accounts }),
     vault: createVaultService({ database, clock, accounts }),
     tokenCipher,
     appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),

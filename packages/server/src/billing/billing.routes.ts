@@ -5,6 +5,7 @@ import type { Router } from '../http/router.js';
 export function mountBillingRoutes(router: Router, ctx: AppContext) {
   const { billing } = ctx;
   router.mount(api.listSlots, async ({ params }, c) => billing.listSlots(c.var.user.id, params.id));
+  router.mount(api.getUsage, async ({ params }, c) => billing.usage(c.var.user.id, params.id));
   router.mount(api.deleteSlot, async ({ params }, c) => {
     await billing.removeSlot(c.var.user.id, params.id, params.slotId);
     return undefined;

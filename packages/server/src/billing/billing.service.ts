@@ -1,14 +1,18 @@
-import type { Slot } from '@svc/contract';
+import type { Slot, Usage } from '@svc/contract';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { listSlots, removeSlot } from './slots.js';
+import { monthStart, usageByResource } from './usage.js';
 
 export function createBillingService({
   database,
+  clock,
   accounts,
 }: {
   database: Database;
+  clock: Clock;
   accounts: AccountsService;
 }) {
   return {
@@ -16,6 +20,15 @@ export function createBillingService({
       await accounts.requireMember(database.db, { userId }, accountId);
       const slots = await listSlots(database.db, accountId);
       return slots.map((slot) => ({ ...slot, createdAt: slot.createdAt.toISOString() }));
+    },
+
+    /** This calendar month's usage so far, by machine (any member). */
+    async usage(userId: string, accountId: string): Promise<Usage> {
+      await accounts.requireMember(database.db, { userId }, accountId);
+      const asOf = clock.now();
+      const periodStart = monthStart(asOf);
+      const resources = await usageByResource(database.db, accountId, periodStart, asOf);
+      return { periodStart: periodStart.toISOString(), asOf: asOf.toISOString(), resources };
     },
 
     /** Owners and admins remove free slots; a slot in use answers 409. */

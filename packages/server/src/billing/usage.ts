@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BillingType, Region, Size } from '@svc/contract';
+import type { BillingType, Region, Size, UsageLine } from '@svc/contract';
 import type { Executor } from '../db/database.js';
 
 /** What a usage period records about the resource it meters. */
@@ -49,4 +49,63 @@ export async function closeUsage(tx: Executor, resourceId: string, at: Date): Pr
     .where('resourceId', '=', resourceId)
     .where('endedAt', 'is', null)
     .execute();
+}
+
+/** The first instant of `at`'s calendar month, in UTC: usage is counted per calendar month. */
+export const monthStart = (at: Date) =>
+  new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+
+/**
+ * Each machine's usage on the account between `from` and `to`: the seconds its periods overlap
+ * that window, split by billing type. Every state counts (a stopped server still holds its disk
+ * and address); charges stop at destroy, where the last period closes.
+ */
+export async function usageByResource(
+  db: Executor,
+  accountId: string,
+  from: Date,
+  to: Date,
+): Promise<UsageLine[]> {
+  const periods = await db
+    .selectFrom('usagePeriods as u')
+    .leftJoin('agents as a', 'a.id', 'u.resourceId')
+    .leftJoin('plainVms as p', 'p.id', 'u.resourceId')
+    .select([
+      'u.resourceKind',
+      'u.resourceId',
+      'u.billingType',
+      'u.size',
+      'u.region',
+      'u.startedAt',
+      'u.endedAt',
+    ])
+    .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
+    .where('u.accountId', '=', accountId)
+    .where('u.startedAt', '<', to)
+    .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
+    .orderBy('u.seq')
+    .execute();
+
+  const lines = new Map<string, UsageLine>();
+  for (const period of periods) {
+    const start = Math.max(period.startedAt.getTime(), from.getTime());
+    const end = Math.min(period.endedAt?.getTime() ?? to.getTime(), to.getTime());
+    const seconds = Math.max(0, Math.floor((end - start) / 1000));
+    const line = lines.get(period.resourceId) ?? {
+      resourceKind: period.resourceKind,
+      resourceId: period.resourceId,
+      name: period.name,
+      size: period.size,
+      region: period.region,
+      meteredSeconds: 0,
+      subscriptionSeconds: 0,
+      open: false,
+    };
+    if (period.billingType === 'metered') line.meteredSeconds += seconds;
+    else line.subscriptionSeconds += seconds;
+    // Periods come in insertion order: the last one says whether the machine still counts here.
+    line.open = period.endedAt === null;
+    lines.set(period.resourceId, line);
+  }
+  return [...lines.values()];
 }

@@ -1,3 +1,4 @@
+import type { BundleDetail } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -24,11 +25,12 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
   let t: TestContext;
   let owner: TestClient;
   let slug: string;
+  let accountId: string;
   let agent: AgentClient;
   beforeAll(async () => {
     t = await createTestContext(kind);
     owner = t.newClient();
-    slug = (await signUpUser(owner)).account.slug;
+    ({ slug, id: accountId } = (await signUpUser(owner)).account);
     agent = await agentClient(t, owner);
   });
   afterAll(() => t?.close());
@@ -402,5 +404,22 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const status = await agent.get('/api/glamps/status');
     expect(status.status).toBe(200);
     expect(status.body.bundles.map((b: { name: string }) => b.name)).toContain('first-bundle');
+  });
+
+  it("lists the account's published bundles with their versions, for members only", async () => {
+    const res = await owner.get(`/api/accounts/${accountId}/bundles`);
+    expect(res.status).toBe(200);
+    const listed = res.body as BundleDetail[];
+    expect(listed.map((b) => b.name)).toContain('first-bundle');
+    // Each is what the public API says of it, versions newest first.
+    for (const bundle of listed) {
+      expect((await owner.get(`/api/glamps/${slug}/${bundle.name}`)).body).toEqual(bundle);
+      const numbers = bundle.versions.map((v) => v.version);
+      expect(numbers).toEqual([...numbers].sort((a, b) => b - a));
+    }
+    const stranger = t.newClient();
+    const own = await signUpUser(stranger);
+    expect((await stranger.get(`/api/accounts/${accountId}/bundles`)).status).toBe(404);
+    expect((await stranger.get(`/api/accounts/${own.account.id}/bundles`)).body).toEqual([]);
   });
 });

@@ -120,6 +120,17 @@ export const findBundleByAddress = (db: Executor, accountSlug: string, name: str
     .where('b.name', '=', name)
     .executeTakeFirst();
 
+/** The account's bundles, whole rows with the account's slug, by name. */
+export const listAccountBundles = (db: Executor, accountId: string) =>
+  db
+    .selectFrom('bundles as b')
+    .innerJoin('accounts as a', 'a.id', 'b.accountId')
+    .selectAll('b')
+    .select('a.slug as accountSlug')
+    .where('b.accountId', '=', accountId)
+    .orderBy('b.name')
+    .execute();
+
 export const insertBundle = (
   db: Executor,
   row: { id: string; accountId: string; manifest: BundleManifest; at: Date },
@@ -205,6 +216,17 @@ export const listVersions = (db: Executor, bundleId: string) =>
     .where('bundleId', '=', bundleId)
     .orderBy('version', 'desc')
     .execute();
+
+/** The versions of several bundles at once, newest first within each. */
+export const listVersionsOf = (db: Executor, bundleIds: readonly string[]) =>
+  bundleIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('bundleVersions')
+        .selectAll()
+        .where('bundleId', 'in', bundleIds)
+        .orderBy('version', 'desc')
+        .execute();
 
 export const listFiles = (db: Executor, versionId: string) =>
   db

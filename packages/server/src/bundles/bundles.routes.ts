@@ -19,6 +19,9 @@ export function mountBundlesRoutes(router: Router, ctx: AppContext) {
   router.mount(api.getBundle, async ({ params }) =>
     catalog.getBundle(params.accountSlug, params.name),
   );
+  router.mount(api.listAccountBundles, async ({ params }, c) =>
+    catalog.listAccountBundles(c.var.user.id, params.id),
+  );
   router.mount(api.deleteBundle, async ({ params }, c) => {
     await catalog.deleteBundle(c.var.user.id, params.accountSlug, params.name);
     return undefined;

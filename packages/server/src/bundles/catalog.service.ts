@@ -64,6 +64,20 @@ export function createCatalogService(deps: {
       return toBundleDetail(publicUrl, bundle, versions);
     },
 
+    /** What the dashboard lists: the account's published bundles with their versions. */
+    async listAccountBundles(userId: string, accountId: string): Promise<BundleDetail[]> {
+      await accounts.requireMember(db, { userId }, accountId);
+      const bundles = await repo.listAccountBundles(db, accountId);
+      const versions = await repo.listVersionsOf(
+        db,
+        bundles.map((b) => b.id),
+      );
+      return bundles.flatMap((bundle) => {
+        const own = versions.filter((v) => v.bundleId === bundle.id);
+        return own.length === 0 ? [] : [toBundleDetail(publicUrl, bundle, own)];
+      });
+    },
+
     /** One version (the newest by default), its files and its README's text. */
     async getVersion(accountSlug: string, name: string, version?: number) {
       const { bundle, versions } = await findPublished(accountSlug, name);

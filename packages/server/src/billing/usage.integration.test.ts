@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { Usage } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+
+const HOUR = 3_600_000;
+/** The service's "now" in this test: mid-month, so periods can start before the month. */
+const NOW = Date.UTC(2026, 2, 15, 12);
+const MONTH = Date.UTC(2026, 2, 1);
+
+describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
+  let t: TestContext;
+  let owner: TestClient;
+  let accountId: string;
+  let otherAccountId: string;
+  let agentId: string;
+  beforeAll(async () => {
+    t = await createTestContext(kind);
+    t.clock.advance(NOW - Date.now());
+    owner = t.newClient();
+    accountId = (await signUpUser(owner)).account.id;
+    const other = t.newClient();
+    otherAccountId = (await signUpUser(other)).account.id;
+    const created = await owner.post('/api/agents', {
+      name: 'Meter me',
+      size: 'medium',
+      region: 'us',
+      billingType: 'metered',
+    });
+    expect(created.status).toBe(201);
+    agentId = created.body.id;
+    await waitFor(
+      async () => (await owner.get(`/api/agents/${agentId}`)).body.status === 'running',
+      15_000,
+      'running',
+    );
+    // Provisioning opened periods at "now"; this test writes the Agent's history itself.
+    await t.ctx.database.db.deleteFrom('usagePeriods').execute();
+  });
+  afterAll(() => t?.close());
+
+  const period = (
+    resourceId: string,
+    billingType: 'metered' | 'subscription',
+    from: number,
+    to: number | null,
+    account = accountId,
+  ) =>
+    t.ctx.database.db
+      .insertInto('usagePeriods')
+      .values({
+        id: randomUUID(),
+        resourceKind: 'agent',
+        resourceId,
+        accountId: account,
+        state: 'running',
+        billingType,
+        size: 'medium',
+        region: 'us',
+        startedAt: new Date(from),
+        endedAt: to === null ? null : new Date(to),
+      })
+      .execute();
+
+  it('counts each machine from the start of the month, split by billing type', async () => {
+    // The Agent: metered since before the month, subscription for the last two hours (open).
+    await period(agentId, 'metered', MONTH - 48 * HOUR, NOW - 2 * HOUR);
+    await period(agentId, 'subscription', NOW - 2 * HOUR, null);
+    // A destroyed machine: its row is gone, half an hour of metered use stays.
+    const gone = randomUUID();
+    await period(gone, 'metered', MONTH + HOUR, MONTH + 1.5 * HOUR);
+    // Neither counts: ended before the month, or on another account.
+    await period(randomUUID(), 'metered', MONTH - 5 * HOUR, MONTH - HOUR);
+    await period(randomUUID(), 'metered', MONTH, null, otherAccountId);
+
+    const res = await owner.get(`/api/accounts/${accountId}/usage`);
+    expect(res.status).toBe(200);
+    const usage = res.body as Usage;
+    expect(usage.periodStart).toBe(new Date(MONTH).toISOString());
+    const asOf = Date.parse(usage.asOf);
+    expect(asOf).toBeGreaterThanOrEqual(NOW);
+    const byId = new Map(usage.resources.map((r) => [r.resourceId, r]));
+    expect(byId.size).toBe(2);
+    expect(byId.get(agentId)).toEqual({
+      resourceKind: 'agent',
+      resourceId: agentId,
+      name: 'Meter me',
+      size: 'medium',
+      region: 'us',
+      meteredSeconds: (NOW - 2 * HOUR - MONTH) / 1000,
+      subscriptionSeconds: Math.floor((asOf - (NOW - 2 * HOUR)) / 1000),
+      open: true,
+    });
+    expect(byId.get(gone)).toMatchObject({
+      name: null,
+      meteredSeconds: 1800,
+      subscriptionSeconds: 0,
+      open: false,
+    });
+  });
+
+  it("hides an account's usage from non-members (404)", async () => {
+    const stranger = t.newClient();
+    await signUpUser(stranger);
+    expect((await stranger.get(`/api/accounts/${accountId}/usage`)).status).toBe(404);
+    expect((await t.newClient().get(`/api/accounts/${accountId}/usage`)).status).toBe(401);
+  });
+});
