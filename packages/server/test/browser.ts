@@ -39,3 +39,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 }
+
+/** A desktop-sized page in a new Chromium, with its console errors collected. */
+export async function openPage(): Promise<{ browser: Browser; page: Page; errors: string[] }> {
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  return { browser, page, errors: watchErrors(page) };
+}

@@ -4,6 +4,7 @@ import { AgentPage } from './pages/AgentPage/AgentPage.js';
 import { AgentsPage } from './pages/AgentsPage/AgentsPage.js';
 import { AppsPage } from './pages/AppsPage/AppsPage.js';
 import { BillingPage } from './pages/BillingPage/BillingPage.js';
+import { BundlesPage } from './pages/BundlesPage/BundlesPage.js';
 import { CreateAgentPage } from './pages/CreateAgentPage/CreateAgentPage.js';
 import { CreateOrganizationPage } from './pages/CreateOrganizationPage/CreateOrganizationPage.js';
 import { CreatePlainVmPage } from './pages/CreatePlainVmPage/CreatePlainVmPage.js';
@@ -34,6 +35,7 @@ export function App() {
           <Route path="plain-vms/:id" element={<PlainVmPage />} />
           <Route path="vault" element={<VaultPage />} />
           <Route path="apps" element={<AppsPage />} />
+          <Route path="bundles" element={<BundlesPage />} />
           <Route path="billing" element={<BillingPage />} />
           <Route path="members" element={<MembersPage />} />
         </Route>

@@ -15,10 +15,15 @@ export const formatBytes = (bytes: number) =>
       ? `${(bytes / 1024).toFixed(1)} KiB`
       : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 
+/** `2026-11-22 10:51 UTC`: the same for every reader, with no script to localize it. */
+const formatTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
 /** The page frame: no script anywhere, so the app's CSP (`default-src 'self'`) holds. */
 export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/dashboard/bundle-page.css">
 <title>${escapeHtml(title)}</title></head>
 <body><main>
 ${body}
@@ -70,7 +75,7 @@ export function versionPage({ detail, version, files, readmeHtml }: VersionPageI
   const versions = detail.versions
     .map(
       (v) =>
-        `<li><a href="${escapeHtml(`${pathUrl(detail.accountSlug, detail.name)}/versions/${v.version}`)}">version ${v.version}</a> ${escapeHtml(v.createdAt)}, ${v.fileCount} files</li>`,
+        `<li><a href="${escapeHtml(`${pathUrl(detail.accountSlug, detail.name)}/versions/${v.version}`)}">version ${v.version}</a> <span class="muted">${formatTime(v.createdAt)}, ${v.fileCount} files</span></li>`,
     )
     .join('');
   return layout(

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { openPage, screenshot } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
 import { signUpUser } from '../../test/test-context.js';
@@ -24,9 +24,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
       suite = await startStandIn('suite', { redirectUri: `${baseUrl}/api/apps/callback` });
       return suite.env();
     });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    errors = watchErrors(page);
+    ({ browser, page, errors } = await openPage());
     await go('/dashboard/sign-up');
     await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
     await page.getByLabel('E-mail').fill(email);

@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { openPage, screenshot } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { TRANSFER_NOTE } from '../plain-vms/plain-vm-view.js';
 
@@ -36,9 +36,7 @@ describe('the dashboard in Chromium', () => {
 
   beforeAll(async () => {
     server = await startDashboardServer();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    errors = watchErrors(page);
+    ({ browser, page, errors } = await openPage());
   }, 90_000);
   // Each step answers for its own console errors (a failed step's stay with it).
   beforeEach(() => {
@@ -239,7 +237,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByText('A new slot was added to the subscription.').waitFor();
     await page.getByText('Billed as subscription').waitFor();
     await page.getByRole('link', { name: 'Billing' }).click();
-    const slot = page.getByRole('row', { name: /Agent/ });
+    const slot = page.getByRole('table', { name: 'Slots' }).getByRole('row', { name: /Agent/ });
     await expect.poll(() => slot.innerText()).toMatch(/small\s+us\s+in use/);
 
     await page.getByRole('link', { name: 'Agents' }).click();

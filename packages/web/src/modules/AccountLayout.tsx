@@ -12,6 +12,7 @@ const SECTIONS = [
   ['plain-vms', 'Plain VMs'],
   ['vault', 'Vault'],
   ['apps', 'Apps'],
+  ['bundles', 'Bundles'],
   ['billing', 'Billing'],
   ['members', 'Members'],
 ] as const;

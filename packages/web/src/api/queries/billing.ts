@@ -1,4 +1,4 @@
-import { deleteSlot, listSlots } from '@svc/contract';
+import { deleteSlot, getUsage, listSlots } from '@svc/contract';
 import type { QueryClient } from '@tanstack/react-query';
 import { callEndpoint } from '../client.js';
 
@@ -13,4 +13,10 @@ export const slotsQuery = (accountId: string) => ({
 export const deleteSlotMutation = (qc: QueryClient, accountId: string) => ({
   mutationFn: (slotId: string) => callEndpoint(deleteSlot, { params: { id: accountId, slotId } }),
   onSuccess: () => qc.invalidateQueries({ queryKey: slotsKey(accountId) }),
+});
+
+export const usageQuery = (accountId: string) => ({
+  queryKey: ['usage', accountId] as const,
+  queryFn: ({ signal }: { signal: AbortSignal }) =>
+    callEndpoint(getUsage, { params: { id: accountId } }, { signal }),
 });

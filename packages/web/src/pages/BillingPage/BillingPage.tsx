@@ -1,16 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { subscriptionMutation } from '../../api/queries/accounts.js';
-import { deleteSlotMutation, slotsQuery } from '../../api/queries/billing.js';
+import { deleteSlotMutation, slotsQuery, usageQuery } from '../../api/queries/billing.js';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { UsageTable } from './UsageTable.js';
 
 export function BillingPage() {
   const { account } = useCurrentAccount();
   const qc = useQueryClient();
   const slots = useQuery(slotsQuery(account.id));
+  const usage = useQuery(usageQuery(account.id));
   const subscription = useMutation(subscriptionMutation(qc, account.id));
   const removeSlot = useMutation(deleteSlotMutation(qc, account.id));
   const manager = canManage(account);
@@ -41,7 +43,7 @@ export function BillingPage() {
           list.length === 0 ? (
             <Empty>No slots. Machines billed by subscription take or add one.</Empty>
           ) : (
-            <table>
+            <table aria-label="Slots">
               <thead>
                 <tr>
                   <th scope="col">Product</th>
@@ -79,6 +81,11 @@ export function BillingPage() {
         }
       </QueryView>
       <ErrorMessage error={removeSlot.error} />
+
+      <h2>Usage this month</h2>
+      <QueryView query={usage} what="usage">
+        {(data) => <UsageTable usage={data} />}
+      </QueryView>
     </section>
   );
 }

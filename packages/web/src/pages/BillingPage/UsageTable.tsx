@@ -1,0 +1,42 @@
+import type { Usage } from '@svc/contract';
+import { Empty } from '../../components/Empty.js';
+import { formatHours } from '../../modules/format.js';
+
+const NOUN = { agent: 'Agent', plain_vm: 'Plain VM' } as const;
+
+/** This month's hours per machine; destroyed machines keep their line, named by kind. */
+export function UsageTable({ usage }: { usage: Usage }) {
+  const since = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeZone: 'UTC' }).format(
+    new Date(usage.periodStart),
+  );
+  if (usage.resources.length === 0)
+    return <Empty>No machines ran on this account since {since}.</Empty>;
+  return (
+    <table>
+      <caption className="hint">Hours since {since} (UTC), up to now.</caption>
+      <thead>
+        <tr>
+          <th scope="col">Machine</th>
+          <th scope="col">Size</th>
+          <th scope="col">Region</th>
+          <th scope="col">Metered hours</th>
+          <th scope="col">Subscription hours</th>
+        </tr>
+      </thead>
+      <tbody>
+        {usage.resources.map((line) => (
+          <tr key={line.resourceId}>
+            <td>
+              {line.name ?? <span className="muted">destroyed</span>}{' '}
+              <span className="muted">{NOUN[line.resourceKind]}</span>
+            </td>
+            <td>{line.size}</td>
+            <td>{line.region}</td>
+            <td>{formatHours(line.meteredSeconds)}</td>
+            <td>{formatHours(line.subscriptionSeconds)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

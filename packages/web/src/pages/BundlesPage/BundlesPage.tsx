@@ -1,0 +1,48 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  bundlesQuery,
+  deleteBundleMutation,
+  deleteVersionMutation,
+} from '../../api/queries/bundles.js';
+import { Empty } from '../../components/Empty.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { QueryView } from '../../components/QueryView.js';
+import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { BundleCard } from './BundleCard.js';
+
+/** The account's published bundles: versions, public links, and deletion for owners and admins. */
+export function BundlesPage() {
+  const { account } = useCurrentAccount();
+  const qc = useQueryClient();
+  const bundles = useQuery(bundlesQuery(account.id));
+  const removeBundle = useMutation(deleteBundleMutation(qc, account.id, account.slug));
+  const removeVersion = useMutation(deleteVersionMutation(qc, account.id, account.slug));
+  return (
+    <section>
+      <h1>Bundles</h1>
+      <p className="hint">
+        An Agent publishes its home as a bundle with <code>svc glamp stage</code> and{' '}
+        <code>svc glamp confirm</code>. Every publish is a new version; each has a public page.
+      </p>
+      <ErrorMessage error={removeBundle.error ?? removeVersion.error} />
+      <QueryView query={bundles} what="bundles">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>No published bundles yet.</Empty>
+          ) : (
+            list.map((bundle) => (
+              <BundleCard
+                key={bundle.id}
+                bundle={bundle}
+                canDelete={canManage(account)}
+                pending={removeBundle.isPending || removeVersion.isPending}
+                onDeleteVersion={(version) => removeVersion.mutate({ name: bundle.name, version })}
+                onDeleteBundle={() => removeBundle.mutate(bundle.name)}
+              />
+            ))
+          )
+        }
+      </QueryView>
+    </section>
+  );
+}
