@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -45,4 +45,17 @@ export async function openPage(): Promise<{ browser: Browser; page: Page; errors
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   return { browser, page, errors: watchErrors(page) };
+}
+
+/**
+ * Clicks what makes a popup close itself (a consent that ends on a page calling `window.close`).
+ * The close is awaited from before the click, so an early close is never missed, and a click
+ * cut short by that close is not an error.
+ */
+export async function clickAndAwaitClose(popup: Page, target: Locator): Promise<void> {
+  const closed = popup.waitForEvent('close', { timeout: 20_000 });
+  await target.click({ timeout: 20_000 }).catch((error: unknown) => {
+    if (!popup.isClosed()) throw error;
+  });
+  await closed;
 }

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openPage, screenshot } from '../../test/browser.js';
+import { clickAndAwaitClose, openPage, screenshot } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
 import { signUpUser } from '../../test/test-context.js';
@@ -99,8 +99,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await popup.locator('button[type="submit"]').click();
     // The consent page's button, not the login page's again (under load it lingers a moment).
     await popup.locator('input[name="login"]').waitFor({ state: 'detached', timeout: 15_000 });
-    await popup.locator('button[type="submit"]').click();
-    await popup.waitForEvent('close', { timeout: 15_000 });
+    await clickAndAwaitClose(popup, popup.locator('button[type="submit"]'));
 
     await page.getByRole('status').getByText('Connected Productivity suite.').waitFor();
     const connection = card.locator('.connection');
@@ -116,14 +115,8 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
       page.waitForEvent('popup'),
       connection.getByRole('button', { name: 'Reconnect' }).click(),
     ]);
-    // The stand-in remembers the login; only the consent remains (when it asks at all).
-    const consent = again.locator('button[type="submit"]');
-    await Promise.race([
-      again.waitForEvent('close', { timeout: 15_000 }),
-      consent
-        .click({ timeout: 15_000 })
-        .then(() => again.waitForEvent('close', { timeout: 15_000 })),
-    ]);
+    // The stand-in remembers the login; the consent page comes again (the service asks for it).
+    await clickAndAwaitClose(again, again.locator('button[type="submit"]'));
     await connection.locator('.badge', { hasText: 'active' }).waitFor();
     expect(await card.locator('.connection').count()).toBe(1);
 
