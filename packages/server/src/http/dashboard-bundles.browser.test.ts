@@ -74,6 +74,15 @@ describe('the dashboard in Chromium: bundles and usage', () => {
       .poll(() => card.getByRole('link', { name: /^Version \d$/ }).allInnerTexts())
       .toEqual(['Version 2', 'Version 1']);
     await screenshot(page, 'dashboard-bundles');
+    // On a phone the versions table scrolls inside its card; the page itself never scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(
+      await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      ),
+    ).toBe(0);
+    await screenshot(page, 'dashboard-bundles-phone');
+    await page.setViewportSize({ width: 1100, height: 900 });
 
     const [publicPage] = await Promise.all([
       page.waitForEvent('popup'),

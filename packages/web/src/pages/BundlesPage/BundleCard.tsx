@@ -27,50 +27,52 @@ export function BundleCard(props: {
         {bundle.tags.length > 0 && ` · ${bundle.tags.join(', ')}`}
       </p>
       {bundle.description && <p>{bundle.description}</p>}
-      <table>
-        <caption className="visually-hidden">Versions of {bundle.displayName}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Version</th>
-            <th scope="col">Published</th>
-            <th scope="col">Files</th>
-            <th scope="col">Size</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {bundle.versions.map((v) => (
-            <tr key={v.version}>
-              <td>
-                <a href={`${bundle.url}/versions/${v.version}`} target="_blank" rel="noopener">
-                  Version {v.version}
-                </a>
-              </td>
-              <td>{formatDate(v.createdAt)}</td>
-              <td>{v.fileCount}</td>
-              <td>
-                {formatBytes(v.totalBytes)}{' '}
-                <a href={`${bundle.url}/versions/${v.version}/download`}>
-                  tarball ({formatBytes(v.tarball.size)})
-                </a>
-              </td>
-              <td>
-                {props.canDelete && (
-                  <ConfirmButton
-                    label={`Delete version ${v.version}`}
-                    question={`Delete version ${v.version}? Its number is never reused.`}
-                    confirmLabel="Delete"
-                    pending={props.pending}
-                    onConfirm={() => props.onDeleteVersion(v.version)}
-                  />
-                )}
-              </td>
+      <div className="table-scroll">
+        <table>
+          <caption className="visually-hidden">Versions of {bundle.displayName}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Published</th>
+              <th scope="col">Files</th>
+              <th scope="col">Size</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {bundle.versions.map((v) => (
+              <tr key={v.version}>
+                <td>
+                  <a href={`${bundle.url}/versions/${v.version}`} target="_blank" rel="noopener">
+                    Version {v.version}
+                  </a>
+                </td>
+                <td>{formatDate(v.createdAt)}</td>
+                <td>{v.fileCount}</td>
+                <td>
+                  {formatBytes(v.totalBytes)}{' '}
+                  <a href={`${bundle.url}/versions/${v.version}/download`}>
+                    tarball ({formatBytes(v.tarball.size)})
+                  </a>
+                </td>
+                <td>
+                  {props.canDelete && (
+                    <ConfirmButton
+                      label={`Delete version ${v.version}`}
+                      question={`Delete version ${v.version}? Its number is never reused.`}
+                      confirmLabel="Delete"
+                      pending={props.pending}
+                      onConfirm={() => props.onDeleteVersion(v.version)}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {props.canDelete ? (
         <TypedConfirm
           name={bundle.name}
