@@ -109,6 +109,7 @@ describe('the dashboard in Chromium: bundles and usage', () => {
       .toEqual(['Version 2']);
     expect(await status(`/${slug}/weather-station/versions/1`)).toBe(404);
     expect(await status(`/${slug}/weather-station/versions/2`)).toBe(200);
+    await screenshot(page, 'dashboard-bundle-version-deleted');
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 

@@ -170,6 +170,7 @@ describe('the dashboard in Chromium', () => {
     await status('stopped').waitFor({ timeout: 20_000 });
     // The SSH command stays; the lifecycle buttons follow the state.
     expect(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled()).toBe(true);
+    await screenshot(page, 'dashboard-plain-vm-stopped');
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await status('running').waitFor({ timeout: 20_000 });
     expect(errors, errors.join('\n')).toEqual([]);
@@ -278,6 +279,7 @@ describe('the dashboard in Chromium', () => {
     await destroy.click();
     await page.getByRole('heading', { name: 'Agents' }).waitFor();
     await page.getByText('No Agents in this account yet.').waitFor({ timeout: 20_000 });
+    await screenshot(page, 'dashboard-agent-destroyed');
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 
