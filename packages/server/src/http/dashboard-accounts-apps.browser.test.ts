@@ -87,7 +87,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await page.getByRole('heading', { name: 'Apps' }).waitFor();
     const card = page.getByRole('article', { name: /Suite|Google/i }).first();
     await card.waitFor();
-    expect(await page.getByRole('article').count()).toBe(3);
+    await expect.poll(() => page.getByRole('article').count()).toBe(3);
     await card.getByRole('checkbox').first().check();
     const [popup] = await Promise.all([
       page.waitForEvent('popup'),
@@ -118,7 +118,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     // The stand-in remembers the login; the consent page comes again (the service asks for it).
     await clickAndAwaitClose(again, again.locator('button[type="submit"]'));
     await connection.locator('.badge', { hasText: 'active' }).waitFor();
-    expect(await card.locator('.connection').count()).toBe(1);
+    await expect.poll(() => card.locator('.connection').count()).toBe(1);
 
     await connection.getByRole('button', { name: 'Disconnect' }).click();
     await connection.getByRole('button', { name: 'Disconnect' }).click();
@@ -140,9 +140,11 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
       .execute();
     await page.reload();
     const badge = page.locator('.page-head .badge[data-status="error"]');
-    expect(await badge.innerText()).toBe('error: provisioning_timeout');
+    await expect.poll(() => badge.innerText()).toBe('error: provisioning_timeout');
     for (const name of ['Open', 'Start', 'Stop', 'Restart']) {
-      expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
+      await expect
+        .poll(() => page.getByRole('button', { name, exact: true }).isDisabled(), { message: name })
+        .toBe(true);
     }
     await page.getByLabel(/to destroy agent/).waitFor();
     await screenshot(page, 'dashboard-agent-error');

@@ -117,7 +117,7 @@ describe('the dashboard in Chromium: bundles and usage', () => {
     const card = page.getByRole('article', { name: 'Weather station' });
     const remove = card.getByRole('button', { name: 'Delete bundle' });
     await card.getByLabel(/to delete bundle/).fill('weather');
-    expect(await remove.isDisabled()).toBe(true);
+    await expect.poll(() => remove.isDisabled()).toBe(true);
     await card.getByLabel(/to delete bundle/).fill('weather-station');
     await remove.click();
     await page.getByText('No published bundles yet.').waitFor();

@@ -96,7 +96,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Public key').fill(key.line);
     await page.getByRole('button', { name: 'Add key' }).click();
     await page.locator('.cards .fingerprint', { hasText: key.fingerprint }).waitFor();
-    expect(await page.locator('.cards').innerText()).toContain('ada@laptop');
+    await expect.poll(() => page.locator('.cards').innerText()).toContain('ada@laptop');
     await screenshot(page, 'dashboard-vault');
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
@@ -121,7 +121,9 @@ describe('the dashboard in Chromium', () => {
     await screenshot(page, 'dashboard-plain-vm-password');
     await page.getByRole('link', { name: 'Go to web-1' }).click();
     await status('running').waitFor({ timeout: 20_000 });
-    expect(await page.getByTestId('ssh-command').innerText()).toBe('ssh debian@192.0.2.10');
+    await expect
+      .poll(() => page.getByTestId('ssh-command').innerText())
+      .toBe('ssh debian@192.0.2.10');
     // The password was shown once: the detail never has it.
     expect(await page.content()).not.toContain(password);
     await screenshot(page, 'dashboard-plain-vm-running');
@@ -169,7 +171,9 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await status('stopped').waitFor({ timeout: 20_000 });
     // The SSH command stays; the lifecycle buttons follow the state.
-    expect(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled()).toBe(true);
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Stop', exact: true }).isDisabled())
+      .toBe(true);
     await screenshot(page, 'dashboard-plain-vm-stopped');
     await page.getByRole('button', { name: 'Start', exact: true }).click();
     await status('running').waitFor({ timeout: 20_000 });
@@ -182,9 +186,9 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('Research Bot!');
     await page.getByText('research-bot-xxxxxx').waitFor();
     await page.getByLabel('Region').selectOption('us');
-    expect(await page.getByLabel('Size').locator('option').first().innerText()).toBe(
-      'small — 3 vCPU, 4 GB RAM, 80 GB disk',
-    );
+    await expect
+      .poll(() => page.getByLabel('Size').locator('option').first().innerText())
+      .toBe('small — 3 vCPU, 4 GB RAM, 80 GB disk');
     await page.getByRole('button', { name: 'Create Agent' }).click();
     await page.getByRole('heading', { name: 'Research Bot!' }).waitFor();
     await status('running').waitFor({ timeout: 20_000 });
@@ -274,7 +278,7 @@ describe('the dashboard in Chromium', () => {
     await status('running').waitFor();
     const destroy = page.getByRole('button', { name: 'Destroy Agent' });
     await page.getByLabel(/to destroy agent/).fill('Research Bot!');
-    expect(await destroy.isDisabled()).toBe(true);
+    await expect.poll(() => destroy.isDisabled()).toBe(true);
     await page.getByLabel(/to destroy agent/).fill('Research Bot! copy');
     await destroy.click();
     await page.getByRole('heading', { name: 'Agents' }).waitFor();
