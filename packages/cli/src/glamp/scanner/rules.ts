@@ -14,7 +14,10 @@ export interface SecretRule {
    * with `indexOf` (fast) instead of looking for the keywords. None: the rule runs on every text.
    */
   readonly literals?: readonly string[];
-  /** Global; the first capture group that matched is the secret, else the whole match. */
+  /**
+   * Global; the secret is the group named `secret`, else the first capture group that matched,
+   * else the whole match.
+   */
   readonly regex: RegExp;
   /** Minimum Shannon entropy (bits per character) of the secret. */
   readonly entropy?: number;
@@ -23,13 +26,16 @@ export interface SecretRule {
 }
 
 // gitleaks' "assignment" shape: a name containing the keyword, an operator, then the value.
-// gitleaks starts with `[\w.-]{0,50}?` to take in the whole name; the value (group 1) is the
-// same without it, and the regex is several times faster when it starts at the keyword.
-const ASSIGN = String.raw`(?:KEYWORD)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}`;
+// gitleaks starts with `[\w.-]{0,50}?` to take in the whole name; the value is the same without
+// it, and the regex is several times faster when it starts at the keyword. The rest of the name
+// is taken whole (`(?=(…))\1`, an atomic group): giving back name characters never lets an
+// operator match (none is a name character), and trying to made every keyword that no operator
+// follows (`keys and secrets`) cost hundreds of steps.
+const ASSIGN = String.raw`(?:KEYWORD)(?=([ \t\w.-]{0,20}))\1[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}`;
 const END = String.raw`(?:[\x60'"\s;]|\\[nr]|$)`;
 // `m`: `$` ends a line, as when gitleaks scans a file line by line.
 const assigned = (keyword: string, value: string, flags = 'gim') =>
-  new RegExp(`${ASSIGN.replace('KEYWORD', keyword)}(${value})${END}`, flags);
+  new RegExp(`${ASSIGN.replace('KEYWORD', keyword)}(?<secret>${value})${END}`, flags);
 
 export const SECRET_RULES: readonly SecretRule[] = [
   {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SECRET_RULES, type SecretRule } from './rules.js';
-import { allowed, entropy, scanText } from './scan.js';
+import { allowed, entropy, scanText, secretOf } from './scan.js';
 
 /** Seeded random strings, so the corpus is the same on every run. */
 function generator(seed: number) {
@@ -148,7 +148,7 @@ function referenceScan(text: string): string[] {
   const seen = new Set<string>();
   const run = (rule: SecretRule, chunk: string, offset: number) => {
     for (const match of chunk.matchAll(rule.regex)) {
-      const secret = match.slice(1).find((group) => group !== undefined) ?? match[0];
+      const secret = secretOf(match);
       if (allowed(rule, secret)) continue;
       const at = offset + match.index + match[0].indexOf(secret);
       const line = text.slice(0, at).split('\n').length;

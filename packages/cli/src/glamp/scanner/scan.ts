@@ -76,17 +76,21 @@ interface ScanState {
   readonly seen: Set<string>;
 }
 
+/** See `SecretRule.regex`. */
+export function secretOf(match: RegExpExecArray): string {
+  const named = match.groups?.secret;
+  if (named !== undefined) return named;
+  for (let g = 1; g < match.length; g++) {
+    const group = match[g];
+    if (group !== undefined) return group;
+  }
+  return match[0];
+}
+
 function collect(state: ScanState, rule: SecretRule, chunk: string, offset: number) {
   rule.regex.lastIndex = 0;
   for (let match = rule.regex.exec(chunk); match; match = rule.regex.exec(chunk)) {
-    let secret = match[0];
-    for (let g = 1; g < match.length; g++) {
-      const group = match[g];
-      if (group !== undefined) {
-        secret = group;
-        break;
-      }
-    }
+    const secret = secretOf(match);
     if (match[0].length === 0) rule.regex.lastIndex += 1;
     if (allowed(rule, secret)) continue;
     const line = state.lineOf(offset + match.index + match[0].indexOf(secret));
