@@ -15,7 +15,7 @@ export interface SecretRule {
    */
   readonly literals?: readonly string[];
   /**
-   * Global; the secret is the group named `secret`, else the first capture group that matched,
+   * Global; the last capture group that matched is the secret (earlier ones serve the pattern),
    * else the whole match.
    */
   readonly regex: RegExp;
@@ -35,7 +35,7 @@ const ASSIGN = String.raw`(?:KEYWORD)(?=([ \t\w.-]{0,20}))\1[\s'"]{0,3}(?:=|>|:{
 const END = String.raw`(?:[\x60'"\s;]|\\[nr]|$)`;
 // `m`: `$` ends a line, as when gitleaks scans a file line by line.
 const assigned = (keyword: string, value: string, flags = 'gim') =>
-  new RegExp(`${ASSIGN.replace('KEYWORD', keyword)}(?<secret>${value})${END}`, flags);
+  new RegExp(`${ASSIGN.replace('KEYWORD', keyword)}(${value})${END}`, flags);
 
 export const SECRET_RULES: readonly SecretRule[] = [
   {

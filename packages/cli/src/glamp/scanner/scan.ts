@@ -78,9 +78,7 @@ interface ScanState {
 
 /** See `SecretRule.regex`. */
 export function secretOf(match: RegExpExecArray): string {
-  const named = match.groups?.secret;
-  if (named !== undefined) return named;
-  for (let g = 1; g < match.length; g++) {
+  for (let g = match.length - 1; g > 0; g--) {
     const group = match[g];
     if (group !== undefined) return group;
   }
@@ -266,5 +264,6 @@ export function scanText(file: string, text: string, rules = SECRET_RULES): Scan
 /** Scans a file's bytes: binaries and files over `MAX_SCAN_BYTES` are skipped. */
 export function scanBytes(file: string, bytes: Uint8Array): ScanFlag[] | 'skipped' {
   if (bytes.length > MAX_SCAN_BYTES || isBinary(bytes)) return 'skipped';
-  return scanText(file, Buffer.from(bytes).toString('utf8'));
+  // A view, not a copy: a thread's bytes arrive as a plain Uint8Array.
+  return scanText(file, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
 }
