@@ -9,7 +9,15 @@ export interface SecretRule {
   readonly id: string;
   /** Lower-case strings; the rule runs only on text containing one of them (cheap prefilter). */
   readonly keywords: readonly string[];
-  /** Global; the first capture group that matched is the secret, else the whole match. */
+  /**
+   * Case-sensitive strings, one of which every match of `regex` contains: the scanner finds them
+   * with `indexOf` (fast) instead of looking for the keywords. None: the rule runs on every text.
+   */
+  readonly literals?: readonly string[];
+  /**
+   * Global; the last capture group that matched is the secret (earlier ones serve the pattern),
+   * else the whole match.
+   */
   readonly regex: RegExp;
   /** Minimum Shannon entropy (bits per character) of the secret. */
   readonly entropy?: number;
@@ -18,9 +26,12 @@ export interface SecretRule {
 }
 
 // gitleaks' "assignment" shape: a name containing the keyword, an operator, then the value.
-// gitleaks starts with `[\w.-]{0,50}?` to take in the whole name; the value (group 1) is the
-// same without it, and the regex is several times faster when it starts at the keyword.
-const ASSIGN = String.raw`(?:KEYWORD)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}`;
+// gitleaks starts with `[\w.-]{0,50}?` to take in the whole name; the value is the same without
+// it, and the regex is several times faster when it starts at the keyword. The rest of the name
+// is taken whole (`(?=(…))\1`, an atomic group): giving back name characters never lets an
+// operator match (none is a name character), and trying to made every keyword that no operator
+// follows (`keys and secrets`) cost hundreds of steps.
+const ASSIGN = String.raw`(?:KEYWORD)(?=([ \t\w.-]{0,20}))\1[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}`;
 const END = String.raw`(?:[\x60'"\s;]|\\[nr]|$)`;
 // `m`: `$` ends a line, as when gitleaks scans a file line by line.
 const assigned = (keyword: string, value: string, flags = 'gim') =>
@@ -30,6 +41,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     id: 'aws-access-token',
     keywords: ['a3t', 'akia', 'asia', 'abia', 'acca'],
+    literals: ['A3T', 'AKIA', 'ASIA', 'ABIA', 'ACCA'],
     regex: /\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b/g,
     entropy: 3,
     allow: [/EXAMPLE$/],
@@ -37,49 +49,75 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     id: 'github-pat',
     keywords: ['ghp_'],
+    literals: ['ghp_'],
     regex: /\bghp_[0-9a-zA-Z]{36}\b/g,
     entropy: 3,
   },
   {
     id: 'github-fine-grained-pat',
     keywords: ['github_pat_'],
+    literals: ['github_pat_'],
     regex: /\bgithub_pat_\w{82}\b/g,
     entropy: 3,
   },
-  { id: 'github-oauth', keywords: ['gho_'], regex: /\bgho_[0-9a-zA-Z]{36}\b/g, entropy: 3 },
+  {
+    id: 'github-oauth',
+    keywords: ['gho_'],
+    literals: ['gho_'],
+    regex: /\bgho_[0-9a-zA-Z]{36}\b/g,
+    entropy: 3,
+  },
   {
     id: 'github-app-token',
     keywords: ['ghu_', 'ghs_'],
+    literals: ['ghu_', 'ghs_'],
     regex: /\b(?:ghu|ghs)_[0-9a-zA-Z]{36}\b/g,
     entropy: 3,
   },
-  { id: 'github-refresh-token', keywords: ['ghr_'], regex: /\bghr_[0-9a-zA-Z]{36}\b/g, entropy: 3 },
-  { id: 'gitlab-pat', keywords: ['glpat-'], regex: /\bglpat-[\w-]{20}\b/g, entropy: 3 },
+  {
+    id: 'github-refresh-token',
+    keywords: ['ghr_'],
+    literals: ['ghr_'],
+    regex: /\bghr_[0-9a-zA-Z]{36}\b/g,
+    entropy: 3,
+  },
+  {
+    id: 'gitlab-pat',
+    keywords: ['glpat-'],
+    literals: ['glpat-'],
+    regex: /\bglpat-[\w-]{20}\b/g,
+    entropy: 3,
+  },
   {
     id: 'slack-bot-token',
     keywords: ['xoxb'],
+    literals: ['xoxb-'],
     regex: /\bxoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*/g,
   },
   {
     id: 'slack-user-token',
     keywords: ['xoxp-', 'xoxe-'],
+    literals: ['xoxp-', 'xoxe-'],
     regex: /\bxox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}/g,
   },
   {
     id: 'slack-webhook-url',
     keywords: ['hooks.slack.com'],
+    literals: ['hooks.slack.com'],
     regex:
       /(?:https?:\/\/)?hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9+/]{43,56}/g,
   },
   {
     id: 'stripe-access-token',
     keywords: ['sk_test', 'sk_live', 'sk_prod', 'rk_test', 'rk_live', 'rk_prod'],
+    literals: ['sk_test', 'sk_live', 'sk_prod', 'rk_test', 'rk_live', 'rk_prod'],
     regex: /\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})\b/g,
     entropy: 2,
   },
   {
     id: 'openai-api-key',
     keywords: ['t3blbkfj'],
+    literals: ['T3BlbkFJ'],
     regex:
       /\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})/g,
     entropy: 3,
@@ -87,63 +125,80 @@ export const SECRET_RULES: readonly SecretRule[] = [
   {
     id: 'anthropic-api-key',
     keywords: ['sk-ant-api03'],
+    literals: ['sk-ant-api03'],
     regex: /\b(sk-ant-api03-[a-zA-Z0-9_-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)/g,
   },
   {
     id: 'gcp-api-key',
     keywords: ['aiza'],
+    literals: ['AIza'],
     regex: /\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)/g,
     entropy: 4,
   },
   {
     id: 'npm-access-token',
     keywords: ['npm_'],
+    literals: ['npm_'],
     regex: /\b(npm_[a-zA-Z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)/g,
     entropy: 2,
   },
   {
     id: 'sendgrid-api-token',
     keywords: ['sg.'],
+    literals: ['SG.'],
     regex: /\b(SG\.[a-zA-Z0-9=_\-.]{66})(?:[\x60'"\s;]|\\[nr]|$)/g,
     entropy: 2,
   },
-  { id: 'twilio-api-key', keywords: ['sk'], regex: /\bSK[0-9a-fA-F]{32}\b/g, entropy: 3 },
+  {
+    id: 'twilio-api-key',
+    keywords: ['sk'],
+    literals: ['SK'],
+    regex: /\bSK[0-9a-fA-F]{32}\b/g,
+    entropy: 3,
+  },
   {
     id: 'huggingface-access-token',
     keywords: ['hf_'],
+    literals: ['hf_'],
     regex: /(?:^|[\\'"\x60\s>=:(,)])(hf_[a-zA-Z]{34})(?:$|[\\'"\x60\s<),])/g,
     entropy: 2,
   },
   {
     id: 'digitalocean-pat',
     keywords: ['dop_v1_'],
+    literals: ['dop_v1_'],
     regex: /\b(dop_v1_[a-f0-9]{64})(?:[\x60'"\s;]|\\[nr]|$)/g,
     entropy: 3,
   },
   {
     id: 'shopify-access-token',
     keywords: ['shpat_'],
+    literals: ['shpat_'],
     regex: /\bshpat_[a-fA-F0-9]{32}\b/g,
     entropy: 2,
   },
   {
     id: 'pypi-upload-token',
     keywords: ['pypi-ageichlwas5vcmc'],
+    literals: ['pypi-AgEIcHlwaS5vcmc'],
     regex: /pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}/g,
   },
   {
     id: 'telegram-bot-api-token',
     keywords: ['telegr', ':a'],
+    literals: [':A'],
     regex: /(?:^|[^0-9])([0-9]{5,16}:A[a-zA-Z0-9_-]{34})(?:[^a-zA-Z0-9_-]|$)/g,
   },
   {
     id: 'age-secret-key',
     keywords: ['age-secret-key-1'],
+    literals: ['AGE-SECRET-KEY-1'],
     regex: /AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}/g,
   },
   {
     id: 'private-key',
     keywords: ['-----begin'],
+    literals: ['-----BEGIN'],
     regex:
       /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----/g,
   },
@@ -151,6 +206,8 @@ export const SECRET_RULES: readonly SecretRule[] = [
     id: 'jwt',
     // Every JWT starts with `eyJ` (base64 of `{"`); gitleaks' `ey` wakes the rule on every "key".
     keywords: ['eyj'],
+    // The dot before the payload: rarer than `ey`, and in every match (the keyword is also checked).
+    literals: ['.ey'],
     regex:
       /\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_-]{17,}\.(?:[a-zA-Z0-9/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)/g,
     entropy: 3,
@@ -159,6 +216,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
     // Credentials in a connection URL (`scheme://user:password@host`).
     id: 'url-credentials',
     keywords: ['://'],
+    literals: ['://'],
     regex:
       /\b(?:https?|ftp|postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?):\/\/[^:\s/@'"]{1,100}:([^@\s/'"]{3,100})@[\w.-]+/g,
     entropy: 2.5,

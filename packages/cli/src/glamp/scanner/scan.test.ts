@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { entropy, scanText } from './scan.js';
+import { SECRET_RULES, type SecretRule } from './rules.js';
+import { allowed, entropy, scanText, secretOf } from './scan.js';
 
 /** Seeded random strings, so the corpus is the same on every run. */
 function generator(seed: number) {
@@ -134,5 +135,72 @@ describe('secret scanner', () => {
     expect(one[0]?.fingerprint).toBe(moved[0]?.fingerprint);
     expect(moved[0]?.line).toBe(3);
     expect(other[0]?.fingerprint).not.toBe(one[0]?.fingerprint);
+  });
+});
+
+/**
+ * gitleaks' way without shortcuts: every rule on each line holding one of its keywords, the rules
+ * whose matches span lines (or whose keywords are everywhere) on the whole text. Returns
+ * `line rule` pairs, sorted.
+ */
+function referenceScan(text: string): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const run = (rule: SecretRule, chunk: string, offset: number) => {
+    for (const match of chunk.matchAll(rule.regex)) {
+      const secret = secretOf(match);
+      if (allowed(rule, secret)) continue;
+      const at = offset + match.index + match[0].indexOf(secret);
+      const line = text.slice(0, at).split('\n').length;
+      if (seen.has(`${line}\0${secret}`)) continue;
+      seen.add(`${line}\0${secret}`);
+      found.push(`${line} ${rule.id}`);
+    }
+  };
+  const onWholeText = (rule: SecretRule) => ['private-key', 'generic-api-key'].includes(rule.id);
+  const holds = (rule: SecretRule, chunk: string) =>
+    rule.keywords.some((k) => chunk.toLowerCase().includes(k));
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    for (const rule of SECRET_RULES)
+      if (!onWholeText(rule) && holds(rule, line)) run(rule, line, offset);
+    offset += line.length + 1;
+  }
+  for (const rule of SECRET_RULES) if (onWholeText(rule) && holds(rule, text)) run(rule, text, 0);
+  return found.sort();
+}
+
+describe('secret scanner against a plain reference', () => {
+  it('finds exactly what running every rule on every keyword line finds', () => {
+    const pick = generator(7);
+    const lines = [
+      ...SECRETS.map(([text]) => text),
+      ...LOOKALIKES,
+      'const apiKey = process.env.API_KEY;',
+      'password_hint = "see the team vault"',
+      'TASK_KEY: SKIP_THIS_ONE',
+      'eyJhbGciOiJIUzI1NiJ9 and a.eyJzdWIiOiIxMjM0NTY3ODkwIn0',
+      '',
+    ];
+    // Cases changed, secrets side by side, in quotes and behind names: what literals must not miss.
+    const variants = lines.flatMap((line) => [
+      line,
+      line.toUpperCase(),
+      line.toLowerCase(),
+      `"${line}"\r`,
+      `x_${line} ${line}`,
+      `my_secret_key: ${line.replace(/^.*[=:] ?/, '')}`,
+    ]);
+    let flagged = 0;
+    for (let t = 0; t < 40; t++) {
+      const text = Array.from(
+        { length: 60 },
+        () => variants[Number.parseInt(pick('0123456789', 6), 10) % variants.length],
+      ).join(pick('\n\n\n ', 1) === ' ' ? '\n\n' : '\n');
+      const flags = scanText('f', text).map((f) => `${f.line} ${f.rule}`);
+      expect(flags.sort()).toEqual(referenceScan(text));
+      flagged += flags.length;
+    }
+    expect(flagged).toBeGreaterThan(100);
   });
 });

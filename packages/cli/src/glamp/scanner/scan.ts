@@ -32,28 +32,37 @@ export const isBinary = (bytes: Uint8Array) => bytes.subarray(0, 8000).includes(
 const fingerprint = (rule: string, file: string, secret: string) =>
   createHash('sha256').update(`${rule}\0${file}\0${secret}`).digest('hex').slice(0, 32);
 
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
+/**
+ * Line numbers on demand: most texts flag nothing, so numbering every line up front is wasted.
+ * Counts on from the previous answer, and again from the top when asked about an earlier index.
+ */
+function lineCounter(text: string): (index: number) => number {
+  let lineStart = 0;
+  let line = 1;
+  return (index) => {
+    if (index < lineStart) {
+      lineStart = 0;
+      line = 1;
+    }
+    for (let nl = text.indexOf('\n', lineStart); nl !== -1 && nl < index; ) {
+      line += 1;
+      lineStart = nl + 1;
+      nl = text.indexOf('\n', lineStart);
+    }
+    return line;
+  };
 }
 
-function lineOf(starts: readonly number[], index: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= index) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo + 1;
-}
-
-// Plain loops below: this runs once per candidate, millions of times on a large home.
-function allowed(rule: SecretRule, secret: string): boolean {
+/**
+ * Whether a candidate is a known non-secret (placeholder, name, low entropy). Plain loops: this
+ * runs once per candidate, millions of times on a large home. The rule's own allowlist goes
+ * first: it drops the generic rule's most common candidates, names such as
+ * `process.env.API_KEY`, before the dearer checks.
+ */
+export function allowed(rule: SecretRule, secret: string): boolean {
+  for (const re of rule.allow ?? []) if (re.test(secret)) return true;
   if (rule.entropy !== undefined && entropy(secret) < rule.entropy) return true;
   for (const re of ALLOWED_SECRETS) if (re.test(secret)) return true;
-  for (const re of rule.allow ?? []) if (re.test(secret)) return true;
   const lower = secret.toLowerCase();
   for (const word of STOPWORDS) if (lower.includes(word)) return true;
   return false;
@@ -61,28 +70,28 @@ function allowed(rule: SecretRule, secret: string): boolean {
 
 interface ScanState {
   readonly file: string;
-  readonly starts: readonly number[];
+  readonly lineOf: (index: number) => number;
   readonly flags: ScanFlag[];
   /** `line\0value`: one flag per line and value (a specific rule and the generic one agree). */
   readonly seen: Set<string>;
 }
 
+/** See `SecretRule.regex`. */
+export function secretOf(match: RegExpExecArray): string {
+  for (let g = match.length - 1; g > 0; g--) {
+    const group = match[g];
+    if (group !== undefined) return group;
+  }
+  return match[0];
+}
+
 function collect(state: ScanState, rule: SecretRule, chunk: string, offset: number) {
   rule.regex.lastIndex = 0;
   for (let match = rule.regex.exec(chunk); match; match = rule.regex.exec(chunk)) {
-    let secret = match[0];
-    let within = 0;
-    for (let g = 1; g < match.length; g++) {
-      const group = match[g];
-      if (group !== undefined) {
-        secret = group;
-        within = match[0].indexOf(group);
-        break;
-      }
-    }
+    const secret = secretOf(match);
     if (match[0].length === 0) rule.regex.lastIndex += 1;
     if (allowed(rule, secret)) continue;
-    const line = lineOf(state.starts, offset + match.index + within);
+    const line = state.lineOf(offset + match.index + match[0].indexOf(secret));
     const key = `${line}\0${secret}`;
     if (state.seen.has(key)) continue;
     state.seen.add(key);
@@ -95,98 +104,166 @@ function collect(state: ScanState, rule: SecretRule, chunk: string, offset: numb
   }
 }
 
+/** Rules run on the whole text: matches that span lines (private keys). */
+const WHOLE_TEXT = new Set(['private-key']);
+
 /**
- * Rules run on the whole text instead of on the lines their keywords pick: matches that span
- * lines (private keys), and the generic rule, whose keywords (`key`, `token`, `api`…) are so
- * common in code that one pass of its own regex is cheaper than the bookkeeping per keyword.
+ * Separators that ordinary words lack: a literal holding one (`ghp_`, `glpat-`) is found through
+ * it, so one `indexOf` pass serves many literals instead of one pass each, and the character
+ * before the separator says which literals to try.
  */
-const WHOLE_TEXT = new Set(['private-key', 'generic-api-key', 'twilio-api-key']);
+const ANCHORS = ['_', '-'];
+
+/** A literal and the rules it wakes. */
+interface Literal {
+  readonly text: string;
+  readonly rules: SecretRule[];
+}
+
+/**
+ * How a literal without an anchor is searched: `indexOf` jumps between occurrences of the
+ * pattern's first character with `memchr`, so the pattern starts at the literal's first character
+ * that is not a lower-case letter (those are everywhere); and it is cut to 6 characters, because
+ * V8 searches longer patterns with Boyer-Moore-Horspool, several times slower here.
+ */
+interface Probe {
+  readonly literal: Literal;
+  readonly pattern: string;
+  /** Where `pattern` starts in the literal. */
+  readonly offset: number;
+}
+
+function probeOf(literal: Literal): Probe {
+  const offset = Math.max(0, literal.text.search(/[^a-z]/));
+  return { literal, pattern: literal.text.slice(offset, offset + 6), offset };
+}
+
+/** Where the probe's literal next occurs in the text at or after `from`, or -1. */
+function indexOfLiteral(text: string, { literal, pattern, offset }: Probe, from: number): number {
+  for (let i = text.indexOf(pattern, from + offset); i !== -1; i = text.indexOf(pattern, i + 1))
+    if (text.startsWith(literal.text, i - offset)) return i - offset;
+  return -1;
+}
 
 interface CompiledRules {
-  readonly keywords: RegExp;
-  readonly byKeyword: ReadonlyMap<string, readonly SecretRule[]>;
-  readonly wholeText: readonly SecretRule[];
+  /** Found with an `indexOf` pass each. */
+  readonly direct: readonly Probe[];
+  /** Anchor → code of the character before it → the literals there, with the anchor's offset. */
+  readonly anchored: ReadonlyMap<string, ReadonlyMap<number, readonly [Literal, number][]>>;
+  /** Rules without literals (the generic one) or for whole texts, in list order. */
+  readonly wholeText: readonly { readonly rule: SecretRule; readonly probes: readonly Probe[] }[];
+  /** Rules whose literals don't imply a keyword: the line must hold a keyword too (gitleaks). */
+  readonly gated: ReadonlySet<SecretRule>;
+  /** A rule's place in the list: a specific rule claims a value before the generic one. */
+  readonly order: ReadonlyMap<SecretRule, number>;
 }
 
 const compiled = new WeakMap<readonly SecretRule[], CompiledRules>();
 
-/** One regex for every keyword (longest first), and which rules each keyword wakes. */
 function compile(rules: readonly SecretRule[]): CompiledRules {
-  let found = compiled.get(rules);
-  if (!found) {
-    const byKeyword = new Map<string, SecretRule[]>();
-    for (const rule of rules) {
-      if (WHOLE_TEXT.has(rule.id)) continue;
-      for (const k of rule.keywords) byKeyword.set(k, [...(byKeyword.get(k) ?? []), rule]);
+  const found = compiled.get(rules);
+  if (found) return found;
+  const literals = new Map<string, Literal>();
+  const wholeText: { rule: SecretRule; probes: Probe[] }[] = [];
+  const gated = new Set<SecretRule>();
+  for (const rule of rules) {
+    if (!rule.literals?.length || WHOLE_TEXT.has(rule.id)) {
+      const probes = (rule.literals ?? []).map((text) => probeOf({ text, rules: [rule] }));
+      wholeText.push({ rule, probes });
+      continue;
     }
-    const escaped = [...byKeyword.keys()]
-      .sort((a, b) => b.length - a.length)
-      .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    found = {
-      keywords: new RegExp(escaped.join('|') || '(?!)', 'g'),
-      byKeyword,
-      wholeText: rules.filter((rule) => WHOLE_TEXT.has(rule.id)),
-    };
-    compiled.set(rules, found);
+    const implied = (literal: string) =>
+      rule.keywords.some((k) => literal.toLowerCase().includes(k));
+    if (!rule.literals.every(implied)) gated.add(rule);
+    for (const text of rule.literals) {
+      const literal = literals.get(text) ?? { text, rules: [] };
+      literal.rules.push(rule);
+      literals.set(text, literal);
+    }
   }
-  return found;
+  const direct: Probe[] = [];
+  const anchored = new Map<string, Map<number, [Literal, number][]>>();
+  for (const literal of literals.values()) {
+    const offset = [...literal.text].findIndex((c, i) => i > 0 && ANCHORS.includes(c));
+    if (offset === -1) {
+      direct.push(probeOf(literal));
+      continue;
+    }
+    const anchor = literal.text[offset] as string;
+    const before = literal.text.charCodeAt(offset - 1);
+    const byBefore = anchored.get(anchor) ?? new Map<number, [Literal, number][]>();
+    byBefore.set(before, [...(byBefore.get(before) ?? []), [literal, offset]]);
+    anchored.set(anchor, byBefore);
+  }
+  const order = new Map(rules.map((rule, i) => [rule, i]));
+  const result = { direct, anchored, wholeText, gated, order };
+  compiled.set(rules, result);
+  return result;
 }
 
-const orders = new WeakMap<readonly SecretRule[], Map<SecretRule, number>>();
-const orderOf = (rules: readonly SecretRule[]) => {
-  let order = orders.get(rules);
-  if (!order) {
-    order = new Map(rules.map((rule, i) => [rule, i]));
-    orders.set(rules, order);
+/** Line start → rules to run on that line. */
+type Work = Map<number, Set<SecretRule>>;
+
+function wake(work: Work, text: string, index: number, literal: Literal) {
+  const lineStart = text.lastIndexOf('\n', index) + 1;
+  const rules = work.get(lineStart) ?? new Set();
+  for (const rule of literal.rules) rules.add(rule);
+  work.set(lineStart, rules);
+}
+
+/** Finds every literal in the text (gitleaks' keyword prefilter, on exact strings). */
+function findLiterals({ direct, anchored }: CompiledRules, text: string): Work {
+  const work: Work = new Map();
+  for (const probe of direct) {
+    for (let i = indexOfLiteral(text, probe, 0); i !== -1; i = indexOfLiteral(text, probe, i + 1))
+      wake(work, text, i, probe.literal);
   }
-  return order;
+  for (const [anchor, byBefore] of anchored) {
+    for (let i = text.indexOf(anchor, 1); i !== -1; i = text.indexOf(anchor, i + 1)) {
+      const candidates = byBefore.get(text.charCodeAt(i - 1));
+      if (!candidates) continue;
+      for (const [literal, offset] of candidates)
+        if (text.startsWith(literal.text, i - offset)) wake(work, text, i - offset, literal);
+    }
+  }
+  return work;
+}
+
+const holdsKeyword = (rule: SecretRule, chunk: string) => {
+  const lower = chunk.toLowerCase();
+  return rule.keywords.some((k) => lower.includes(k));
 };
 
 /**
- * Finds secret-looking values in one text file. One pass of a combined keyword regex over the
- * lower-cased text picks the lines worth a look and the rules to run on each (gitleaks' keyword
- * prefilter); the rules' regexes then run on those lines only. A flag names the file, line and
- * rule, never the value: reports are printed and sent to the service.
+ * Finds secret-looking values in one text file. `indexOf` passes for the rules' literals pick the
+ * lines worth a look and the rules to run on each (gitleaks' keyword prefilter, without a
+ * lower-cased copy of the text); the rules' regexes then run on those lines only. A flag names
+ * the file, line and rule, never the value: reports are printed and sent to the service.
  */
 export function scanText(file: string, text: string, rules = SECRET_RULES): ScanFlag[] {
   const compiledRules = compile(rules);
-  const { keywords, byKeyword } = compiledRules;
-  const lower = text.toLowerCase();
-  const starts = lineStarts(text);
-  // line number → rules to run on it
-  const work = new Map<number, Set<SecretRule>>();
-  const wholeText = new Set<SecretRule>(
-    compiledRules.wholeText.filter((rule) => rule.keywords.some((k) => lower.includes(k))),
-  );
-  keywords.lastIndex = 0;
-  for (const match of lower.matchAll(keywords)) {
-    const line = lineOf(starts, match.index);
-    for (const rule of byKeyword.get(match[0]) ?? []) {
-      const set = work.get(line) ?? new Set();
-      set.add(rule);
-      work.set(line, set);
-    }
-  }
-  if (work.size === 0 && wholeText.size === 0) return [];
-  const state: ScanState = { file, starts, flags: [], seen: new Set() };
-  // Rules in their list order, so a specific rule claims a value before the generic one.
-  const order = orderOf(rules);
-  for (const [line, set] of [...work].sort((a, b) => a[0] - b[0])) {
-    const from = starts[line - 1] as number;
-    const to = line < starts.length ? (starts[line] as number) - 1 : text.length;
-    const chunk = text.slice(from, to);
+  const { wholeText, gated, order } = compiledRules;
+  const work = findLiterals(compiledRules, text);
+  const state: ScanState = { file, lineOf: lineCounter(text), flags: [], seen: new Set() };
+  for (const [lineStart, set] of [...work].sort((a, b) => a[0] - b[0])) {
+    const lineEnd = text.indexOf('\n', lineStart);
+    const chunk = text.slice(lineStart, lineEnd === -1 ? text.length : lineEnd);
     const ordered =
       set.size === 1 ? set : [...set].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
-    for (const rule of ordered) collect(state, rule, chunk, from);
+    for (const rule of ordered)
+      if (!gated.has(rule) || holdsKeyword(rule, chunk)) collect(state, rule, chunk, lineStart);
   }
   // After the specific rules, so they name a value before the generic rule can.
-  for (const rule of wholeText) collect(state, rule, text, 0);
-  const flags = state.flags;
-  return flags.sort((a, b) => a.line - b.line || a.rule.localeCompare(b.rule));
+  for (const { rule, probes } of wholeText) {
+    if (probes.length === 0 || probes.some((probe) => indexOfLiteral(text, probe, 0) !== -1))
+      collect(state, rule, text, 0);
+  }
+  return state.flags.sort((a, b) => a.line - b.line || a.rule.localeCompare(b.rule));
 }
 
 /** Scans a file's bytes: binaries and files over `MAX_SCAN_BYTES` are skipped. */
 export function scanBytes(file: string, bytes: Uint8Array): ScanFlag[] | 'skipped' {
   if (bytes.length > MAX_SCAN_BYTES || isBinary(bytes)) return 'skipped';
-  return scanText(file, Buffer.from(bytes).toString('utf8'));
+  // A view, not a copy: a thread's bytes arrive as a plain Uint8Array.
+  return scanText(file, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8'));
 }
