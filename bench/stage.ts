@@ -169,7 +169,28 @@ export async function run(args: string[]): Promise<void> {
     console.log(
       `  ratio ${(oursRate / theirsRate).toFixed(2)}× on one thread, ${(pooledRate / theirsRate).toFixed(2)}× with the pool (target ≥ 3×)`,
     );
+    longLines(texts.map((t) => t.text).join(' '));
   } finally {
     await rm(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * The same text as one line (a minified file, a data line) and in lines of 120 characters: the
+ * scanner's time must not grow with the length of a line.
+ */
+function longLines(text: string) {
+  const sample = text.slice(0, 8_000_000);
+  const split = sample.replace(/(.{120})/gs, '$1\n');
+  const oneLine = sample.replace(/\n/g, ' ');
+  const scan = (t: string) => {
+    const started = performance.now();
+    scanText('long.js', t);
+    return performance.now() - started;
+  };
+  const lined = scan(split);
+  const single = scan(oneLine);
+  console.log(
+    `long lines: ${(sample.length / 1e6).toFixed(1)} MB as one line ${single.toFixed(0)} ms, in 120-character lines ${lined.toFixed(0)} ms; ratio ${(single / lined).toFixed(2)}× (target ≤ 2×)`,
+  );
 }

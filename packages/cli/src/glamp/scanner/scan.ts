@@ -33,24 +33,42 @@ const fingerprint = (rule: string, file: string, secret: string) =>
   createHash('sha256').update(`${rule}\0${file}\0${secret}`).digest('hex').slice(0, 32);
 
 /**
- * Line numbers on demand: most texts flag nothing, so numbering every line up front is wasted.
- * Counts on from the previous answer, and again from the top when asked about an earlier index.
+ * Where a text's lines start: found on first use (most texts wake no rule), then binary-searched.
+ * Searching back for the previous newline at each hit instead would cost the line's length per
+ * hit, quadratic on a minified file or a long data line.
  */
-function lineCounter(text: string): (index: number) => number {
-  let lineStart = 0;
-  let line = 1;
-  return (index) => {
-    if (index < lineStart) {
-      lineStart = 0;
-      line = 1;
+class LineIndex {
+  #starts: number[] | undefined;
+
+  constructor(private readonly text: string) {}
+
+  /** The line (from 0) that holds `index`. */
+  lineAt(index: number): number {
+    const starts = this.#lineStarts();
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= index) lo = mid;
+      else hi = mid - 1;
     }
-    for (let nl = text.indexOf('\n', lineStart); nl !== -1 && nl < index; ) {
-      line += 1;
-      lineStart = nl + 1;
-      nl = text.indexOf('\n', lineStart);
+    return lo;
+  }
+
+  /** Where the line holding `index` starts. */
+  lineStartOf(index: number): number {
+    return this.#lineStarts()[this.lineAt(index)] as number;
+  }
+
+  #lineStarts(): number[] {
+    if (!this.#starts) {
+      const starts = [0];
+      const { text } = this;
+      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+      this.#starts = starts;
     }
-    return line;
-  };
+    return this.#starts;
+  }
 }
 
 /**
@@ -70,7 +88,7 @@ export function allowed(rule: SecretRule, secret: string): boolean {
 
 interface ScanState {
   readonly file: string;
-  readonly lineOf: (index: number) => number;
+  readonly lines: LineIndex;
   readonly flags: ScanFlag[];
   /** `line\0value`: one flag per line and value (a specific rule and the generic one agree). */
   readonly seen: Set<string>;
@@ -91,7 +109,7 @@ function collect(state: ScanState, rule: SecretRule, chunk: string, offset: numb
     const secret = secretOf(match);
     if (match[0].length === 0) rule.regex.lastIndex += 1;
     if (allowed(rule, secret)) continue;
-    const line = state.lineOf(offset + match.index + match[0].indexOf(secret));
+    const line = state.lines.lineAt(offset + match.index + match[0].indexOf(secret)) + 1;
     const key = `${line}\0${secret}`;
     if (state.seen.has(key)) continue;
     state.seen.add(key);
@@ -204,26 +222,26 @@ function compile(rules: readonly SecretRule[]): CompiledRules {
 /** Line start → rules to run on that line. */
 type Work = Map<number, Set<SecretRule>>;
 
-function wake(work: Work, text: string, index: number, literal: Literal) {
-  const lineStart = text.lastIndexOf('\n', index) + 1;
+function wake(work: Work, lines: LineIndex, index: number, literal: Literal) {
+  const lineStart = lines.lineStartOf(index);
   const rules = work.get(lineStart) ?? new Set();
   for (const rule of literal.rules) rules.add(rule);
   work.set(lineStart, rules);
 }
 
 /** Finds every literal in the text (gitleaks' keyword prefilter, on exact strings). */
-function findLiterals({ direct, anchored }: CompiledRules, text: string): Work {
+function findLiterals({ direct, anchored }: CompiledRules, text: string, lines: LineIndex): Work {
   const work: Work = new Map();
   for (const probe of direct) {
     for (let i = indexOfLiteral(text, probe, 0); i !== -1; i = indexOfLiteral(text, probe, i + 1))
-      wake(work, text, i, probe.literal);
+      wake(work, lines, i, probe.literal);
   }
   for (const [anchor, byBefore] of anchored) {
     for (let i = text.indexOf(anchor, 1); i !== -1; i = text.indexOf(anchor, i + 1)) {
       const candidates = byBefore.get(text.charCodeAt(i - 1));
       if (!candidates) continue;
       for (const [literal, offset] of candidates)
-        if (text.startsWith(literal.text, i - offset)) wake(work, text, i - offset, literal);
+        if (text.startsWith(literal.text, i - offset)) wake(work, lines, i - offset, literal);
     }
   }
   return work;
@@ -243,8 +261,9 @@ const holdsKeyword = (rule: SecretRule, chunk: string) => {
 export function scanText(file: string, text: string, rules = SECRET_RULES): ScanFlag[] {
   const compiledRules = compile(rules);
   const { wholeText, gated, order } = compiledRules;
-  const work = findLiterals(compiledRules, text);
-  const state: ScanState = { file, lineOf: lineCounter(text), flags: [], seen: new Set() };
+  const lines = new LineIndex(text);
+  const work = findLiterals(compiledRules, text, lines);
+  const state: ScanState = { file, lines, flags: [], seen: new Set() };
   for (const [lineStart, set] of [...work].sort((a, b) => a[0] - b[0])) {
     const lineEnd = text.indexOf('\n', lineStart);
     const chunk = text.slice(lineStart, lineEnd === -1 ? text.length : lineEnd);
