@@ -37,17 +37,20 @@ export const deleteSlot = defineEndpoint({
   errors: ['invalid_state'],
 });
 
-/** One machine's usage in the period: how long it existed under each billing type. */
+/**
+ * One machine's usage in the period: how long it was charged under each billing type (every
+ * state but `destroying` and `error`).
+ */
 export const UsageLine = z.object({
   resourceKind: z.enum(['agent', 'plain_vm']),
   resourceId: Id,
-  /** Null once the machine is destroyed: its row is gone, its usage stays. */
+  /** Null once the machine is destroyed or moved to another account; its usage here stays. */
   name: z.string().nullable(),
   size: Size,
   region: Region,
   meteredSeconds: z.number().int().nonnegative(),
   subscriptionSeconds: z.number().int().nonnegative(),
-  /** Still counting (the machine exists and belongs to this account). */
+  /** Still counting: the machine is on this account and charged now. */
   open: z.boolean(),
 });
 export type UsageLine = z.infer<typeof UsageLine>;

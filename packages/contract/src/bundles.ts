@@ -205,7 +205,8 @@ export const listAccountBundles = defineEndpoint({
   path: '/api/accounts/{id}/bundles',
   auth: 'session',
   tag: 'bundles',
-  summary: "The account's published bundles with their versions, newest first (any member).",
+  summary:
+    "The account's published bundles by name, each with its versions newest first (any member).",
   params: z.object({ id: Id }),
   response: { status: 200, body: z.array(BundleDetail) },
   errors: [],

@@ -55,7 +55,9 @@ export async function openPage(): Promise<{ browser: Browser; page: Page; errors
 export async function clickAndAwaitClose(popup: Page, target: Locator): Promise<void> {
   const closed = popup.waitForEvent('close', { timeout: 20_000 });
   await target.click({ timeout: 20_000 }).catch((error: unknown) => {
-    if (!popup.isClosed()) throw error;
+    if (popup.isClosed()) return;
+    closed.catch(() => {}); // the click's error is the one to report
+    throw error;
   });
   await closed;
 }

@@ -17,6 +17,7 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
   let accountId: string;
   let otherAccountId: string;
   let agentId: string;
+  let movedId: string;
   beforeAll(async () => {
     t = await createTestContext(kind);
     t.clock.advance(NOW - Date.now());
@@ -24,19 +25,24 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
     accountId = (await signUpUser(owner)).account.id;
     const other = t.newClient();
     otherAccountId = (await signUpUser(other)).account.id;
-    const created = await owner.post('/api/agents', {
-      name: 'Meter me',
-      size: 'medium',
-      region: 'us',
-      billingType: 'metered',
-    });
-    expect(created.status).toBe(201);
-    agentId = created.body.id;
-    await waitFor(
-      async () => (await owner.get(`/api/agents/${agentId}`)).body.status === 'running',
-      15_000,
-      'running',
-    );
+    const create = async (client: TestClient, name: string) => {
+      const res = await client.post('/api/agents', {
+        name,
+        size: 'medium',
+        region: 'us',
+        billingType: 'metered',
+      });
+      expect(res.status).toBe(201);
+      await waitFor(
+        async () => (await client.get(`/api/agents/${res.body.id}`)).body.status === 'running',
+        15_000,
+        'running',
+      );
+      return res.body.id as string;
+    };
+    agentId = await create(owner, 'Meter me');
+    // Stands for a machine moved from this account to the other one.
+    movedId = await create(other, 'Moved away');
     // Provisioning opened periods at "now"; this test writes the Agent's history itself.
     await t.ctx.database.db.deleteFrom('usagePeriods').execute();
   });
@@ -47,7 +53,7 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
     billingType: 'metered' | 'subscription',
     from: number,
     to: number | null,
-    account = accountId,
+    { account = accountId, state = 'running' } = {},
   ) =>
     t.ctx.database.db
       .insertInto('usagePeriods')
@@ -56,7 +62,7 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
         resourceKind: 'agent',
         resourceId,
         accountId: account,
-        state: 'running',
+        state,
         billingType,
         size: 'medium',
         region: 'us',
@@ -66,15 +72,22 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
       .execute();
 
   it('counts each machine from the start of the month, split by billing type', async () => {
-    // The Agent: metered since before the month, subscription for the last two hours (open).
-    await period(agentId, 'metered', MONTH - 48 * HOUR, NOW - 2 * HOUR);
+    // The Agent: metered since before the month, an hour in error (not charged), subscription
+    // for the last two hours (open).
+    await period(agentId, 'metered', MONTH - 48 * HOUR, NOW - 3 * HOUR);
+    await period(agentId, 'metered', NOW - 3 * HOUR, NOW - 2 * HOUR, { state: 'error' });
     await period(agentId, 'subscription', NOW - 2 * HOUR, null);
+    // A machine moved to another account after an hour here: its hour stays, its name goes.
+    await period(movedId, 'metered', MONTH + 2 * HOUR, MONTH + 3 * HOUR);
+    await period(movedId, 'metered', MONTH + 3 * HOUR, null, { account: otherAccountId });
     // A destroyed machine: its row is gone, half an hour of metered use stays.
     const gone = randomUUID();
     await period(gone, 'metered', MONTH + HOUR, MONTH + 1.5 * HOUR);
     // Neither counts: ended before the month, or on another account.
     await period(randomUUID(), 'metered', MONTH - 5 * HOUR, MONTH - HOUR);
-    await period(randomUUID(), 'metered', MONTH, null, otherAccountId);
+    await period(randomUUID(), 'metered', MONTH, null, { account: otherAccountId });
+    // Destroying is not charged: charges stop when the destroy is asked for.
+    await period(gone, 'metered', MONTH + 1.5 * HOUR, MONTH + 2 * HOUR, { state: 'destroying' });
 
     const res = await owner.get(`/api/accounts/${accountId}/usage`);
     expect(res.status).toBe(200);
@@ -83,16 +96,22 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
     const asOf = Date.parse(usage.asOf);
     expect(asOf).toBeGreaterThanOrEqual(NOW);
     const byId = new Map(usage.resources.map((r) => [r.resourceId, r]));
-    expect(byId.size).toBe(2);
+    expect(byId.size).toBe(3);
     expect(byId.get(agentId)).toEqual({
       resourceKind: 'agent',
       resourceId: agentId,
       name: 'Meter me',
       size: 'medium',
       region: 'us',
-      meteredSeconds: (NOW - 2 * HOUR - MONTH) / 1000,
+      meteredSeconds: (NOW - 3 * HOUR - MONTH) / 1000,
       subscriptionSeconds: Math.floor((asOf - (NOW - 2 * HOUR)) / 1000),
       open: true,
+    });
+    expect(byId.get(movedId)).toMatchObject({
+      name: null,
+      meteredSeconds: 3600,
+      subscriptionSeconds: 0,
+      open: false,
     });
     expect(byId.get(gone)).toMatchObject({
       name: null,

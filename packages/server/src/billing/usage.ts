@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BillingType, Region, Size, UsageLine } from '@svc/contract';
+import type { AgentState, BillingType, Region, Size, UsageLine } from '@svc/contract';
 import type { Executor } from '../db/database.js';
 
 /** What a usage period records about the resource it meters. */
@@ -56,9 +56,16 @@ export const monthStart = (at: Date) =>
   new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
 
 /**
- * Each machine's usage on the account between `from` and `to`: the seconds its periods overlap
- * that window, split by billing type. Every state counts (a stopped server still holds its disk
- * and address); charges stop at destroy, where the last period closes.
+ * States that are not charged: a destroy stops charges when it is asked for (the teardown that
+ * follows is the service's business), and a machine in `error` is the service's failure, not a
+ * use the customer chose.
+ */
+const UNBILLED_STATES: readonly AgentState[] = ['destroying', 'error'];
+
+/**
+ * Each machine's usage on the account between `from` and `to`: the seconds its charged periods
+ * overlap that window, split by billing type. A stopped machine is charged (its server still
+ * holds a disk and an address).
  */
 export async function usageByResource(
   db: Executor,
@@ -68,8 +75,13 @@ export async function usageByResource(
 ): Promise<UsageLine[]> {
   const periods = await db
     .selectFrom('usagePeriods as u')
-    .leftJoin('agents as a', 'a.id', 'u.resourceId')
-    .leftJoin('plainVms as p', 'p.id', 'u.resourceId')
+    // Names only of machines still on this account: where a machine went is not this account's.
+    .leftJoin('agents as a', (join) =>
+      join.onRef('a.id', '=', 'u.resourceId').onRef('a.accountId', '=', 'u.accountId'),
+    )
+    .leftJoin('plainVms as p', (join) =>
+      join.onRef('p.id', '=', 'u.resourceId').onRef('p.accountId', '=', 'u.accountId'),
+    )
     .select([
       'u.resourceKind',
       'u.resourceId',
@@ -81,6 +93,7 @@ export async function usageByResource(
     ])
     .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
     .where('u.accountId', '=', accountId)
+    .where('u.state', 'not in', UNBILLED_STATES)
     .where('u.startedAt', '<', to)
     .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
     .orderBy('u.seq')

@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openPage, screenshot, watchErrors } from '../../test/browser.js';
+import { openPage, screenshot } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { signUpUser } from '../../test/test-context.js';
 import {
@@ -84,18 +84,28 @@ describe('the dashboard in Chromium: bundles and usage', () => {
     await screenshot(page, 'dashboard-bundles-phone');
     await page.setViewportSize({ width: 1100, height: 900 });
 
+    // Listening on the context from before the click: the popup's first loads log there too.
+    const publicErrors: string[] = [];
+    const onConsole = (message: ConsoleMessage) => {
+      if (message.type() === 'error' && message.page() !== page) publicErrors.push(message.text());
+    };
+    page.context().on('console', onConsole);
     const [publicPage] = await Promise.all([
       page.waitForEvent('popup'),
       card.getByRole('link', { name: 'Public page' }).click(),
     ]);
-    const publicErrors = watchErrors(publicPage);
     await publicPage.waitForLoadState();
     expect(new URL(publicPage.url()).pathname).toBe(`/${slug}/weather-station`);
     // The README, rendered, of the newest version; and the file browser lists its files.
     await publicPage.getByText('Release 2.').waitFor();
     await publicPage.getByRole('link', { name: 'main.py' }).waitFor();
+    // The page's stylesheet applied (it comes from the dashboard's build).
+    expect(
+      await publicPage.evaluate("getComputedStyle(document.querySelector('main')).maxWidth"),
+    ).toBe('960px');
     await screenshot(publicPage, 'bundle-public-page');
     await publicPage.close();
+    page.context().off('console', onConsole);
     expect(publicErrors, publicErrors.join('\n')).toEqual([]);
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);

@@ -1,6 +1,6 @@
-const UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
+const UNITS = ['B', 'KiB', 'MiB', 'GiB'] as const;
 
-/** `1.5 MB`: binary steps of 1024, one decimal, in the reader's locale. */
+/** `1.5 MiB`: steps of 1024, named as such, one decimal, in the reader's locale. */
 export function formatBytes(bytes: number): string {
   let value = bytes;
   let unit = 0;
@@ -8,12 +8,8 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return new Intl.NumberFormat(undefined, {
-    style: 'unit',
-    unit: UNITS[unit],
-    unitDisplay: 'short',
-    maximumFractionDigits: unit === 0 ? 0 : 1,
-  }).format(value);
+  const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: unit === 0 ? 0 : 1 });
+  return `${number.format(value)} ${UNITS[unit]}`;
 }
 
 /** Hours with one decimal, from seconds. */

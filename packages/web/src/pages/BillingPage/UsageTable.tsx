@@ -4,7 +4,7 @@ import { formatHours } from '../../modules/format.js';
 
 const NOUN = { agent: 'Agent', plain_vm: 'Plain VM' } as const;
 
-/** This month's hours per machine; destroyed machines keep their line, named by kind. */
+/** This month's hours per machine; destroyed or moved machines keep their line, unnamed. */
 export function UsageTable({ usage }: { usage: Usage }) {
   const since = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeZone: 'UTC' }).format(
     new Date(usage.periodStart),
@@ -26,10 +26,10 @@ export function UsageTable({ usage }: { usage: Usage }) {
       <tbody>
         {usage.resources.map((line) => (
           <tr key={line.resourceId}>
-            <td>
-              {line.name ?? <span className="muted">destroyed</span>}{' '}
+            <th scope="row">
+              {line.name ?? <span className="muted">destroyed or moved</span>}{' '}
               <span className="muted">{NOUN[line.resourceKind]}</span>
-            </td>
+            </th>
             <td>{line.size}</td>
             <td>{line.region}</td>
             <td>{formatHours(line.meteredSeconds)}</td>

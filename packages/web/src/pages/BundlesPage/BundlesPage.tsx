@@ -36,8 +36,15 @@ export function BundlesPage() {
                 bundle={bundle}
                 canDelete={canManage(account)}
                 pending={removeBundle.isPending || removeVersion.isPending}
-                onDeleteVersion={(version) => removeVersion.mutate({ name: bundle.name, version })}
-                onDeleteBundle={() => removeBundle.mutate(bundle.name)}
+                // Each action clears the other's old error: what shows is about the last one.
+                onDeleteVersion={(version) => {
+                  removeBundle.reset();
+                  removeVersion.mutate({ name: bundle.name, version });
+                }}
+                onDeleteBundle={() => {
+                  removeVersion.reset();
+                  removeBundle.mutate(bundle.name);
+                }}
               />
             ))
           )
