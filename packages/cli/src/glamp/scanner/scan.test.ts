@@ -182,8 +182,18 @@ describe('secret scanner against a plain reference', () => {
       'eyJhbGciOiJIUzI1NiJ9 and a.eyJzdWIiOiIxMjM0NTY3ODkwIn0',
       '',
     ];
+    // Each of a rule's literals in place of the one an example uses (ASIA for AKIA, ghs_ for
+    // ghu_): a literal listed wrongly would hide exactly these.
+    const swapped = lines.flatMap((line) =>
+      SECRET_RULES.flatMap((rule) => {
+        const used = rule.literals?.find((literal) => line.includes(literal));
+        if (!used) return [];
+        return (rule.literals ?? []).filter((l) => l !== used).map((l) => line.replace(used, l));
+      }),
+    );
+    expect(swapped.length).toBeGreaterThan(10);
     // Cases changed, secrets side by side, in quotes and behind names: what literals must not miss.
-    const variants = lines.flatMap((line) => [
+    const variants = [...lines, ...swapped].flatMap((line) => [
       line,
       line.toUpperCase(),
       line.toLowerCase(),
@@ -196,7 +206,8 @@ describe('secret scanner against a plain reference', () => {
       const text = Array.from(
         { length: 60 },
         () => variants[Number.parseInt(pick('0123456789', 6), 10) % variants.length],
-      ).join(pick('\n\n\n ', 1) === ' ' ? '\n\n' : '\n');
+        // Every fourth text is one long line (a minified file).
+      ).join(t % 4 === 3 ? ' ' : pick('\n\n\n ', 1) === ' ' ? '\n\n' : '\n');
       const flags = scanText('f', text).map((f) => `${f.line} ${f.rule}`);
       expect(flags.sort()).toEqual(referenceScan(text));
       flagged += flags.length;
