@@ -92,7 +92,9 @@ describe('the dashboard in Chromium: bundles and usage', () => {
     page.context().on('console', onConsole);
     const [publicPage] = await Promise.all([
       page.waitForEvent('popup'),
-      card.getByRole('link', { name: 'Public page' }).click(),
+      card
+        .getByRole('link', { name: 'Public page of Weather station (opens in a new tab)' })
+        .click(),
     ]);
     await publicPage.waitForLoadState();
     expect(new URL(publicPage.url()).pathname).toBe(`/${slug}/weather-station`);
@@ -112,7 +114,7 @@ describe('the dashboard in Chromium: bundles and usage', () => {
 
   it('deletes version 1, which the public page then no longer serves', async () => {
     const card = page.getByRole('article', { name: 'Weather station' });
-    await card.getByRole('button', { name: 'Delete version 1' }).click();
+    await card.getByRole('button', { name: 'Delete version 1 of Weather station' }).click();
     await card.getByRole('button', { name: 'Delete', exact: true }).click();
     await expect
       .poll(() => card.getByRole('link', { name: /^Version \d$/ }).allInnerTexts())

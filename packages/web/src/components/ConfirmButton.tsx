@@ -3,6 +3,8 @@ import { useEffect, useRef, useState } from 'react';
 /** A button that asks once more before acting: the second, explicit button does it. */
 export function ConfirmButton(props: {
   label: string;
+  /** What a screen reader announces, when the visible label needs its context (which bundle). */
+  accessibleLabel?: string;
   confirmLabel: string;
   question: string;
   pending?: boolean;
@@ -15,7 +17,12 @@ export function ConfirmButton(props: {
   }, [asking]);
   if (!asking)
     return (
-      <button type="button" className="danger" onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        className="danger"
+        aria-label={props.accessibleLabel}
+        onClick={() => setAsking(true)}
+      >
         {props.label}
       </button>
     );

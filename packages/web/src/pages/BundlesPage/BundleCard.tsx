@@ -18,7 +18,12 @@ export function BundleCard(props: {
     <article className="bundle" aria-labelledby={headingId}>
       <header className="page-head">
         <h2 id={headingId}>{bundle.displayName}</h2>
-        <a href={bundle.url} target="_blank" rel="noopener">
+        <a
+          href={bundle.url}
+          target="_blank"
+          rel="noopener"
+          aria-label={`Public page of ${bundle.displayName} (opens in a new tab)`}
+        >
           Public page
         </a>
       </header>
@@ -61,6 +66,7 @@ export function BundleCard(props: {
                   {props.canDelete && (
                     <ConfirmButton
                       label={`Delete version ${v.version}`}
+                      accessibleLabel={`Delete version ${v.version} of ${bundle.displayName}`}
                       question={`Delete version ${v.version}? Its number is never reused.`}
                       confirmLabel="Delete"
                       pending={props.pending}
