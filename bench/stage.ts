@@ -7,18 +7,7 @@ import { creator as recommended } from '@secretlint/secretlint-rule-preset-recom
 import { isBinary, scanText } from '../packages/cli/src/glamp/scanner/scan.js';
 import { ScanPool } from '../packages/cli/src/glamp/scanner/scan-pool.js';
 import { buildStagingTarball, buildStagingTree } from '../packages/cli/src/glamp/staging.js';
-
-/** Seeded, so every run builds the same home. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../packages/cli/test/prng.js';
 
 const LINES = [
   'const apiKey = process.env.API_KEY;',
@@ -34,7 +23,7 @@ const LINES = [
 
 /** A home of `files` files totalling about `bytes`: code-like text, a tenth incompressible. */
 async function generateHome(root: string, files: number, bytes: number) {
-  const random = prng(7);
+  const random = prng(7); // seeded: every run builds the same home
   const word = () => Math.floor(random() * 0xffffffff).toString(36);
   const pool = Array.from({ length: 64 }, () => {
     const lines: string[] = [];

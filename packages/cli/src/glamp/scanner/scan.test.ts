@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../../test/prng.js';
 import { SECRET_RULES, type SecretRule } from './rules.js';
 import { allowed, entropy, scanText, secretOf } from './scan.js';
 
 /** Seeded random strings, so the corpus is the same on every run. */
 function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   return (alphabet: string, length: number) =>
     Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
 }

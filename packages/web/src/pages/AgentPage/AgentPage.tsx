@@ -13,6 +13,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
+import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { CloneAgentForm } from './CloneAgentForm.js';
@@ -92,47 +93,24 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <dd>{agent.cohort}</dd>
       </dl>
 
-      <div className="actions">
+      <LifecycleButtons
+        status={agent.status}
+        pending={action.isPending}
+        onAction={(name) => action.mutate(name)}
+      >
         <button type="button" className="primary" disabled={!is('running')} onClick={openAgent}>
           {open.isPending ? 'Opening…' : 'Open'}
         </button>
-        <button
-          type="button"
-          disabled={!is('stopped') || action.isPending}
-          onClick={() => action.mutate('start')}
-        >
-          Start
-        </button>
-        <button
-          type="button"
-          disabled={!is('running') || action.isPending}
-          onClick={() => action.mutate('stop')}
-        >
-          Stop
-        </button>
-        <button
-          type="button"
-          disabled={!is('running') || action.isPending}
-          onClick={() => action.mutate('restart')}
-        >
-          Restart
-        </button>
-      </div>
+      </LifecycleButtons>
       <ErrorMessage error={action.error ?? open.error} />
 
       <h2>Billing</h2>
-      <p>
-        Billed as <strong>{agent.billingType}</strong>.{' '}
-        <button
-          type="button"
-          disabled={!settled || billing.isPending}
-          onClick={() =>
-            billing.mutate(agent.billingType === 'metered' ? 'subscription' : 'metered')
-          }
-        >
-          Switch to {agent.billingType === 'metered' ? 'subscription' : 'metered'}
-        </button>
-      </p>
+      <BillingSwitch
+        billingType={agent.billingType}
+        enabled={settled}
+        pending={billing.isPending}
+        onSwitch={(to) => billing.mutate(to)}
+      />
       {billing.data?.addedNewSlot && <p role="status">A new slot was added to the subscription.</p>}
       <ErrorMessage error={billing.error} />
 

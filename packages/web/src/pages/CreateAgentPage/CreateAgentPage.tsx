@@ -1,4 +1,4 @@
-import { type BillingType, type Region, SIZE_ORDER, type Size, subdomainStem } from '@svc/contract';
+import { type BillingType, type Region, type Size, subdomainStem } from '@svc/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -8,7 +8,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
-import { describeSize, REGION_NAMES } from '../../modules/SizeSpecs.js';
+import { RegionField, SizeField } from '../../modules/RegionSizeFields.js';
 
 export function CreateAgentPage() {
   const { account } = useCurrentAccount();
@@ -51,32 +51,18 @@ export function CreateAgentPage() {
             <input {...control} value={name} onChange={(e) => setName(e.target.value)} />
           )}
         </Field>
-        <Field label="Region" errors={issuesAt(create.error, 'region')}>
-          {(control) => (
-            <select
-              {...control}
-              value={region}
-              onChange={(e) => setRegion(e.target.value as Region)}
-            >
-              {(Object.keys(REGION_NAMES) as Region[]).map((r) => (
-                <option key={r} value={r}>
-                  {REGION_NAMES[r]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Size" errors={issuesAt(create.error, 'size')}>
-          {(control) => (
-            <select {...control} value={size} onChange={(e) => setSize(e.target.value as Size)}>
-              {SIZE_ORDER.map((s) => (
-                <option key={s} value={s}>
-                  {describeSize(s, region)}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <RegionField
+          value={region}
+          onChange={setRegion}
+          errors={issuesAt(create.error, 'region')}
+        />
+        <SizeField
+          label="Size"
+          region={region}
+          value={size}
+          onChange={setSize}
+          errors={issuesAt(create.error, 'size')}
+        />
         <BillingTypePicker account={account} value={billingType} onChange={setBillingType} />
         <ErrorMessage error={create.error} />
         <button type="submit" className="primary" disabled={create.isPending}>

@@ -3,7 +3,6 @@ import {
   OS_IMAGES,
   type OsImageKey,
   type Region,
-  SIZE_ORDER,
   type Size,
 } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -16,7 +15,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
-import { describeSize, REGION_NAMES } from '../../modules/SizeSpecs.js';
+import { RegionField, SizeField } from '../../modules/RegionSizeFields.js';
 import { InitialPassword } from './InitialPassword.js';
 import { VaultKeyPicker } from './VaultKeyPicker.js';
 
@@ -71,32 +70,18 @@ export function CreatePlainVmPage() {
             <input {...control} value={name} onChange={(e) => setName(e.target.value)} />
           )}
         </Field>
-        <Field label="Region" errors={issuesAt(create.error, 'region')}>
-          {(control) => (
-            <select
-              {...control}
-              value={region}
-              onChange={(e) => setRegion(e.target.value as Region)}
-            >
-              {(Object.keys(REGION_NAMES) as Region[]).map((r) => (
-                <option key={r} value={r}>
-                  {REGION_NAMES[r]}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Tier" errors={issuesAt(create.error, 'tier')}>
-          {(control) => (
-            <select {...control} value={tier} onChange={(e) => setTier(e.target.value as Size)}>
-              {SIZE_ORDER.map((s) => (
-                <option key={s} value={s}>
-                  {describeSize(s, region)}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <RegionField
+          value={region}
+          onChange={setRegion}
+          errors={issuesAt(create.error, 'region')}
+        />
+        <SizeField
+          label="Tier"
+          region={region}
+          value={tier}
+          onChange={setTier}
+          errors={issuesAt(create.error, 'tier')}
+        />
         <Field
           label="OS image"
           hint={image && `You log in as ${image.defaultUser}.`}

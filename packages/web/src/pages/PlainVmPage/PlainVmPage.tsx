@@ -13,6 +13,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
+import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { FirewallSection } from './FirewallSection.js';
@@ -101,44 +102,22 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         </dd>
       </dl>
 
-      <div className="actions">
-        <button
-          type="button"
-          disabled={!is('stopped') || action.isPending}
-          onClick={() => action.mutate('start')}
-        >
-          Start
-        </button>
-        <button
-          type="button"
-          disabled={!is('running') || action.isPending}
-          onClick={() => action.mutate('stop')}
-        >
-          Stop
-        </button>
-        <button
-          type="button"
-          disabled={!is('running') || action.isPending}
-          onClick={() => action.mutate('restart')}
-        >
-          Restart
-        </button>
-      </div>
+      <LifecycleButtons
+        status={vm.status}
+        pending={action.isPending}
+        onAction={(name) => action.mutate(name)}
+      />
       <ErrorMessage error={action.error} />
 
       <FirewallSection vmId={vm.id} />
 
       <h2>Billing</h2>
-      <p>
-        Billed as <strong>{vm.billingType}</strong>.{' '}
-        <button
-          type="button"
-          disabled={!is('running', 'stopped') || billing.isPending}
-          onClick={() => billing.mutate(vm.billingType === 'metered' ? 'subscription' : 'metered')}
-        >
-          Switch to {vm.billingType === 'metered' ? 'subscription' : 'metered'}
-        </button>
-      </p>
+      <BillingSwitch
+        billingType={vm.billingType}
+        enabled={is('running', 'stopped')}
+        pending={billing.isPending}
+        onSwitch={(to) => billing.mutate(to)}
+      />
       <ErrorMessage error={billing.error} />
 
       <h2>Transfer</h2>
