@@ -36,7 +36,7 @@ function countStatements(): () => number {
 async function runOn(databaseUrl: string | undefined, statements: () => number) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-bench-agents-'));
   const { config, secrets: raw } = loadConfig({
-    NODE_ENV: 'production',
+    NODE_ENV: 'development',
     LOG_LEVEL: 'error',
     DATA_DIR: dataDir,
     ...(databaseUrl && { DATABASE_URL: databaseUrl }),

@@ -28,9 +28,9 @@ export async function measure(url: string, headers: Record<string, string> = {})
 }
 
 /**
- * The whole service on loopback with production settings (no response validation, logs at warn
- * only), throwaway keys and data, on PGlite or on PostgreSQL when `DATABASE_URL` is set. Runs
- * `body`, then takes everything down.
+ * The whole service on loopback as an operator runs it (logs at warn only, keys given rather than
+ * generated) but on the local compute driver, which production refuses, with throwaway data, on
+ * PGlite or on PostgreSQL when `DATABASE_URL` is set. Runs `body`, then takes everything down.
  */
 export async function withServedApp(
   options: { work: boolean },
@@ -39,7 +39,7 @@ export async function withServedApp(
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
   const { config, secrets: raw } = loadConfig({
     ...process.env,
-    NODE_ENV: 'production',
+    NODE_ENV: 'development',
     ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
     HMAC_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',

@@ -14,6 +14,13 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   const { config, secrets: rawSecrets } = loadConfig(env);
   const loggers = subsystemLoggers(createLogger(config));
   const secrets = await resolveSecrets(config, rawSecrets, (message) => loggers.root.warn(message));
+  if (config.compute.driver === 'local') {
+    // Said once and plainly: loadConfig refuses this driver in production, and nowhere else is it safe.
+    loggers.root.warn(
+      { computeDriver: 'local' },
+      "COMPUTE_DRIVER=local is for development only: its machines run as this service's own user, not isolated, so code in any Agent or Plain VM can read DATA_DIR (keys, database), other machines' tokens and this process's environment",
+    );
+  }
   const ctx = await createContext(config, secrets, { loggers });
   await startContext(ctx, { work: role !== 'api' });
 

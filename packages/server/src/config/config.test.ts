@@ -91,6 +91,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses the local compute driver in production, named or by default', () => {
+    const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
+    for (const driver of [{ COMPUTE_DRIVER: 'local' }, {}]) {
+      expect(() => loadConfig({ NODE_ENV: 'production', ...keys, ...driver })).toThrow(
+        /COMPUTE_DRIVER: "local" is refused when NODE_ENV=production; its machines are not isolated/,
+      );
+    }
+    // Outside production it stays the default.
+    expect(loadConfig({ NODE_ENV: 'development', ...keys }).config.compute.driver).toBe('local');
+  });
+
   it('parses key rings and never puts key material in messages', () => {
     const raw = `old:${key(1)},new:${key(2)}`;
     const { secrets } = loadConfig({ ENCRYPTION_KEYS: raw, HMAC_KEY: key(3) });

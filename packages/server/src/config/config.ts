@@ -96,6 +96,13 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     // Generated development keys would live next to the data they protect.
     if (!env.ENCRYPTION_KEYS) problems.push('ENCRYPTION_KEYS: required when NODE_ENV=production');
     if (!env.HMAC_KEY) problems.push('HMAC_KEY: required when NODE_ENV=production');
+    // The local driver's machines run as this service's own user: code in any of them can read
+    // DATA_DIR, the other machines' tokens and this process's environment.
+    if (env.COMPUTE_DRIVER === 'local') {
+      problems.push(
+        'COMPUTE_DRIVER: "local" is refused when NODE_ENV=production; its machines are not isolated from this service or from each other (development only)',
+      );
+    }
   }
   if (env.OBJECT_STORE === 's3') {
     for (const name of ['S3_BUCKET', 'S3_REGION'] as const) {
