@@ -23,8 +23,8 @@ const freePort = () =>
   });
 
 /** The real service in its own process, as `npm start` runs it. */
-function startService(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', MAIN], {
+function startService(env: Record<string, string>, args: readonly string[] = []): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -96,13 +96,22 @@ describe('a service killed mid-operation recovers', () => {
     for (const agent of [toStop, toDestroy])
       await waitFor(async () => (await stateOf(agent.id)) === 'running', 30_000);
 
-    // Three operations in flight, then the process dies without any chance to clean up.
+    // Three operations in flight, then the process dies without any chance to clean up. They are
+    // started on a process that runs no jobs, so none of them can finish before the kill.
+    first.kill('SIGTERM');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const apiOnly = startService(env, ['--role=api']);
+    processes.push(apiOnly);
+    await up();
     const provisioning = await create();
     expect((await client.post(`/api/agents/${toStop.id}/stop`)).status).toBe(200);
     expect((await client.delete(`/api/agents/${toDestroy.id}`)).status).toBe(200);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
-    await expect(stateOf(toStop.id)).rejects.toThrow();
+    expect(await stateOf(provisioning.id)).toBe('provisioning');
+    expect(await stateOf(toStop.id)).toBe('stopping');
+    expect(await stateOf(toDestroy.id)).toBe('destroying');
+    apiOnly.kill('SIGKILL');
+    await new Promise((resolve) => apiOnly.once('exit', resolve));
+    await expect(fetch(`${base}/readyz`)).rejects.toThrow(TypeError);
 
     // A machine nobody owns, as a crash between the provider and our commit would leave.
     const orphan = randomUUID();

@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium } from '../../test/browser.js';
+import { launchChromium } from '../../test/browser.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { XSS_README } from '../../test/xss-payloads.js';
 import { agentClient, complete, manifestOf, stageAndPublish } from './bundle-test-helpers.js';
@@ -40,7 +39,7 @@ async function probe(browser: Browser, url: string) {
  * The README page in a real browser: a README made of XSS vectors, loaded from the service (with
  * its CSP) and, to prove the sanitizer alone holds, as bare HTML without any CSP.
  */
-describe.skipIf(!existsSync(CHROMIUM))('README XSS in Chromium', () => {
+describe('README XSS in Chromium', () => {
   let t: TestContext;
   let browser: Browser;
   let appUrl = '';

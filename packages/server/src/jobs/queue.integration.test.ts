@@ -71,9 +71,11 @@ describe.each(databaseKinds)('job queue on %s', (kind) => {
   });
 
   it('validates payloads when enqueuing', async () => {
-    await expect(
-      t.ctx.jobs.enqueue(t.ctx.database.db, 'test.record', { marker: 42 }),
-    ).rejects.toThrow();
+    const invalid = t.ctx.jobs.enqueue(t.ctx.database.db, 'test.record', { marker: 42 });
+    await expect(invalid).rejects.toThrow(z.ZodError);
+    await expect(invalid).rejects.toMatchObject({
+      issues: [expect.objectContaining({ path: ['marker'], code: 'invalid_type' })],
+    });
     await expect(t.ctx.jobs.enqueue(t.ctx.database.db, 'no.such-job', {})).rejects.toThrow(
       'Unknown job',
     );
