@@ -6,14 +6,33 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
-import {
-  AGENT_MOVES,
-  type AgentAction,
-  allowedTransitions,
-  isTransient,
-} from './agent-lifecycle.js';
 
+type AgentAction = 'start' | 'stop' | 'restart' | 'destroy';
 const ACTIONS: AgentAction[] = ['start', 'stop', 'restart', 'destroy'];
+
+/**
+ * Every state change an Agent may show, written out from the Moves table of the HTTP reference
+ * rather than derived from the code under test: user moves into their transient state, job
+ * completions out of it, and failures of a transient state to `error`.
+ */
+const ALLOWED = new Set([
+  'provisioning->running',
+  'provisioning->error',
+  'stopped->starting',
+  'starting->running',
+  'starting->error',
+  'running->stopping',
+  'stopping->stopped',
+  'stopping->error',
+  'running->restarting',
+  'restarting->running',
+  'restarting->error',
+  'running->destroying',
+  'stopped->destroying',
+  'error->destroying',
+  'destroying->error',
+]);
+const SETTLED: readonly (AgentState | 'removed')[] = ['running', 'stopped', 'error', 'removed'];
 const DRIVER_CALLS = ['powerOn', 'powerOff', 'reboot', 'deleteServer'] as const;
 
 describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
@@ -56,7 +75,6 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
     ).map((p) => p.state);
 
   it('never leaves the table, loses no job, and settles every Agent', async () => {
-    const allowed = allowedTransitions();
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -97,7 +115,7 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
             await waitFor(
               async () => {
                 const state = await stateOf(agent.id);
-                return state === 'removed' || !isTransient(state);
+                return SETTLED.includes(state);
               },
               20_000,
               `Agent ${agent.id} to settle`,
@@ -107,7 +125,7 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
             const states = await history(agent.id);
             for (let i = 1; i < states.length; i++) {
               expect(
-                allowed.has(`${states[i - 1]}->${states[i]}`),
+                ALLOWED.has(`${states[i - 1]}->${states[i]}`),
                 `${states[i - 1]} -> ${states[i]}`,
               ).toBe(true);
             }
@@ -138,7 +156,6 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
       );
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect(statuses.filter((s) => s === 409)).toHaveLength(5);
-      expect(AGENT_MOVES[action].from).toContain('running');
       t.compute.behave('deleteServer', {});
       t.compute.behave('powerOff', {});
       t.compute.behave('reboot', {});
