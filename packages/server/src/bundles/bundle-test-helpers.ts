@@ -50,6 +50,7 @@ export interface TarEntry {
   linkpath?: string;
   /** The size the header declares; default: the body's length. */
   size?: number;
+  mode?: number;
 }
 
 /** The blocks of an uncompressed tar: each header, its padded body, then two zero blocks. */
@@ -62,7 +63,7 @@ export function tarBlocks(entries: readonly TarEntry[]): Buffer {
       path: entry.path,
       type: entry.type ?? 'File',
       size: entry.size ?? body.length,
-      mode: entry.type === 'Directory' ? 0o755 : 0o644,
+      mode: entry.mode ?? (entry.type === 'Directory' ? 0o755 : 0o644),
       mtime: new Date('1985-10-26T08:15:00Z'),
       ...(entry.linkpath !== undefined && { linkpath: entry.linkpath }),
     }).encode(header, 0);

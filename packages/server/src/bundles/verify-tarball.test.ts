@@ -14,6 +14,7 @@ const files = {
   'README.md': Buffer.from('# Hello\n'),
   'src/app.js': Buffer.from('console.log(1);\n'),
   'src/lib/util.js': Buffer.from('export const x = 1;\n'),
+  'src/__init__.py': Buffer.alloc(0),
 };
 const declared: BundleFile[] = Object.entries(files).map(([p, bytes]) => ({
   path: p,
@@ -68,6 +69,7 @@ describe('verifyTarball', () => {
     ['a sparse file', { path: 'sparse', type: 'SparseFile' }, 'tarball_entry_type'],
     ['an undeclared file', { path: 'extra.txt', body: Buffer.from('x') }, 'tarball_unlisted'],
     ['an empty directory', { path: 'empty/', type: 'Directory' }, 'tarball_unlisted'],
+    ['a set-user-ID file', { path: 'suid', body: Buffer.from('x'), mode: 0o4755 }, 'tarball_mode'],
     ['a declared file twice', { path: 'README.md', body: files['README.md'] }, 'tarball_duplicate'],
   ])('refuses %s among the declared files', async (_name, extra, code) => {
     expect(await codes(tarGz([...honest, extra]))).toEqual([[code, extra.path]]);

@@ -9,6 +9,7 @@ const BLOCK = 512;
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
 /** Regular files under their three tar type names; everything else but directories is refused. */
 const REGULAR_FILE = new Set(['File', 'OldFile', 'ContiguousFile']);
+const SPECIAL_MODE_BITS = 0o7000;
 /**
  * Room for what an entry costs besides its bytes: its header, a long-path extension (pax or GNU,
  * a header and up to three blocks for a 1,024-character path), and the padding of its body.
@@ -136,6 +137,10 @@ export async function verifyTarball(
     if (!REGULAR_FILE.has(entry.type)) {
       return issue('tarball_entry_type', `A ${entry.type} entry is not a regular file`, entryPath);
     }
+    // Unpacked by root, a set-user-ID file would run as its owner for anyone.
+    if ((entry.mode ?? 0) & SPECIAL_MODE_BITS) {
+      return issue('tarball_mode', 'Set-user-ID, set-group-ID or sticky bits', entryPath);
+    }
     const file = declared.get(entryPath);
     if (!file) return issue('tarball_unlisted', 'Not in the declared file list', entryPath);
     if (seen.has(entryPath)) return issue('tarball_duplicate', 'In the tarball twice', entryPath);
@@ -166,7 +171,12 @@ export async function verifyTarball(
       if (blockCount++ === 0 && block[0] === 0x1f && block[1] === 0x8b) {
         throw new Refused(issue('tarball_unreadable', 'Not a tarball: compressed twice'));
       }
-      parser.write(block);
+      try {
+        parser.write(block);
+      } catch (error) {
+        // The parser reports bad input as events; a throw is bad input it did not foresee.
+        refuse(issue('tarball_unreadable', `Not a valid tarball: ${String(error).slice(0, 200)}`));
+      }
       if (refused) throw new Refused(refused);
     }
     return bytes.subarray(offset);
