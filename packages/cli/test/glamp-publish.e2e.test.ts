@@ -24,8 +24,15 @@ const placeholder = (key: string) => ['$', '{', key, '}'].join('');
 const SECRET_ENV = 'OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\nEMPTY=\n';
 const FLAGGED = `ghp_${'Q7w9E2r4T6y8U1i3O5p7A9s2D4f6G8h1J3k5'.slice(0, 36)}`;
 
-/** svc run as on an Agent: this home, this service, this token. */
-function cli(home: string, env: Record<string, string>) {
+/**
+ * svc run as on an Agent: this home, this service, this token; with `prompt`, as on a terminal
+ * (`bin/svc.js` passes one only when stdin is a TTY).
+ */
+function cli(
+  home: string,
+  env: Record<string, string>,
+  prompt?: (question: string) => Promise<string>,
+) {
   return async (...argv: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
@@ -33,6 +40,7 @@ function cli(home: string, env: Record<string, string>) {
       env: { HOME: home, ...env },
       stdout: { write: (s: string) => out.push(s) },
       stderr: { write: (s: string) => err.push(s) },
+      ...(prompt && { prompt }),
     });
     return { code, out: out.join(''), err: err.join('') };
   };
@@ -202,8 +210,31 @@ describe('svc glamp publishes a home end to end', () => {
     await rm(extra);
   });
 
+  it('confirm publishes what stage flagged only when the author says yes', async () => {
+    // No terminal to ask on: refused, naming the flag (never its value) and the way out.
+    const piped = await svc('glamp', 'confirm');
+    expect(piped.code).toBe(1);
+    expect(piped.err).toMatch(/notes\.txt:1\s+github-pat/);
+    expect(piped.err).toContain('--accept-flags');
+    expect(piped.err).not.toContain(FLAGGED);
+    // On a terminal the author is asked; anything but yes publishes nothing.
+    for (const answer of ['', 'n', 'no way']) {
+      const questions: string[] = [];
+      const asked = cli(home, {}, async (question) => {
+        questions.push(question);
+        return answer;
+      });
+      const declined = await asked('glamp', 'confirm');
+      expect(declined.code).toBe(1);
+      expect(declined.err).toMatch(/notes\.txt:1\s+github-pat/);
+      expect(questions).toEqual(['Publish them? [y/N] ']);
+    }
+    expect((await t.app.request(`/${slug}/my-glamp`)).status).toBe(404);
+    expect(JSON.parse(await readFile(path.join(home, 'bundle.json'), 'utf8')).glampId).toBe('');
+  });
+
   it('confirm publishes version 1; a second publish gives version 2; version 1 stays identical', async () => {
-    const first = await svc('glamp', 'confirm');
+    const first = await cli(home, {}, async () => 'yes')('glamp', 'confirm');
     expect(first.err).toMatch(/100%/);
     expect(first.out).toMatch(
       new RegExp(`Published version 1: http://127\\.0\\.0\\.1:\\d+/${slug}/my-glamp`),
@@ -221,7 +252,7 @@ describe('svc glamp publishes a home end to end', () => {
 
     await writeFile(path.join(home, 'projects/app/index.js'), 'console.log("v2");\n');
     expect((await svc('glamp', 'stage')).code).toBe(0);
-    const second = await svc('glamp', 'confirm');
+    const second = await svc('glamp', 'confirm', '--accept-flags');
     expect(second.out).toMatch(/Published version 2/);
     const again = Buffer.from(
       await (await t.app.request(`/${slug}/my-glamp/versions/1/download`)).arrayBuffer(),
@@ -258,13 +289,13 @@ describe('svc glamp publishes a home end to end', () => {
   it('says so when the bundle was deleted, and publishes anew once glampId is emptied', async () => {
     expect((await owner.delete(`/api/glamps/${slug}/my-glamp`)).status).toBe(204);
     expect((await svc('glamp', 'stage')).code).toBe(0);
-    const refused = await svc('glamp', 'confirm');
+    const refused = await svc('glamp', 'confirm', '--accept-flags');
     expect(refused.code).toBe(1);
     expect(refused.err).toMatch(/no longer exists/);
     const manifestFile = path.join(home, 'bundle.json');
     const manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
     await writeFile(manifestFile, JSON.stringify({ ...manifest, glampId: '' }));
     expect((await svc('glamp', 'stage')).code).toBe(0);
-    expect((await svc('glamp', 'confirm')).out).toMatch(/Published version 1/);
+    expect((await svc('glamp', 'confirm', '--accept-flags')).out).toMatch(/Published version 1/);
   });
 });

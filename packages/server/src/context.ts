@@ -163,7 +163,13 @@ export async function createContext(
     }),
     bundles: {
       store,
-      publish: createPublishService({ database, clock, store, publicUrl }),
+      publish: createPublishService({
+        database,
+        clock,
+        store,
+        publicUrl,
+        limits: config.bundles,
+      }),
       catalog: createCatalogService({ database, store, accounts, publicUrl, log: log.root }),
     },
     extraJobs: overrides.extraJobs ?? [],

@@ -67,7 +67,15 @@ export const glampCommand: CliCommand = {
     glamp
       .command('confirm')
       .description('Final scan, upload and publish; prints the public URL')
-      .action(action(async () => glampConfirm(io, home(), await api())));
+      .option(
+        '--accept-flags',
+        'publish what the scanner flagged without asking (needed without a terminal)',
+      )
+      .action(
+        action(async (options: { acceptFlags?: boolean }) =>
+          glampConfirm(io, home(), await api(), options),
+        ),
+      );
     glamp
       .command('cancel')
       .description('Delete the staging directory and cancel the staging')

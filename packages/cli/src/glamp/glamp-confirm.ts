@@ -1,5 +1,11 @@
 import path from 'node:path';
-import { cancelStaging, completePublish, publishBundle, STAGING_DIR } from '@svc/contract';
+import {
+  cancelStaging,
+  completePublish,
+  publishBundle,
+  type ScanFlag,
+  STAGING_DIR,
+} from '@svc/contract';
 import type { CliIo } from '../main.js';
 import { type ApiClient, ApiError } from './api.js';
 import { readManifest, writeManifest } from './manifest-file.js';
@@ -9,10 +15,42 @@ import { readLocalStaging, removeLocalStaging } from './state.js';
 import { progressBar, putFile } from './upload.js';
 
 /**
- * `svc glamp confirm`: the final scan (refusing flags `stage` did not report), the tarball,
- * uploads with a progress bar, complete; then `glampId` goes back into `bundle.json`.
+ * Publishing what the scanner flagged is the author's decision, made on purpose: on a terminal
+ * they answer yes to the list; without one (an Agent's tool call, a pipe) only `--accept-flags`
+ * says so, because nobody is there to ask.
  */
-export async function glampConfirm(io: CliIo, home: string, api: ApiClient): Promise<number> {
+async function acceptFlags(
+  io: CliIo,
+  flags: readonly ScanFlag[],
+  acceptedUpFront: boolean,
+): Promise<boolean> {
+  io.stderr.write(
+    `The bundle keeps ${flags.length} possible secrets the scanner flagged; published, anyone can read them:\n${formatFlags(flags)}`,
+  );
+  if (acceptedUpFront) return true;
+  if (!io.prompt) {
+    io.stderr.write(
+      'svc: refusing to publish them without a terminal to ask on: remove them (or exclude them in .bundleignore) and stage again, or pass --accept-flags.\n',
+    );
+    return false;
+  }
+  const answer = (await io.prompt('Publish them? [y/N] ')).trim().toLowerCase();
+  if (answer === 'y' || answer === 'yes') return true;
+  io.stderr.write('Not published.\n');
+  return false;
+}
+
+/**
+ * `svc glamp confirm`: the final scan (refusing flags `stage` did not report, and publishing the
+ * others only when the author accepts them), the tarball, uploads with a progress bar,
+ * complete; then `glampId` goes back into `bundle.json`.
+ */
+export async function glampConfirm(
+  io: CliIo,
+  home: string,
+  api: ApiClient,
+  options: { acceptFlags?: boolean } = {},
+): Promise<number> {
   const state = await readLocalStaging(home);
   if (!state) throw new Error('nothing is staged: run "svc glamp stage" first');
   const manifest = await readManifest(home);
@@ -24,6 +62,9 @@ export async function glampConfirm(io: CliIo, home: string, api: ApiClient): Pro
       `svc: refusing to publish: flags that stage did not report:\n${formatFlags(fresh)}Remove them, or run "svc glamp stage" again to review them.\n`,
     );
     return 1;
+  }
+  if (described.flags.length > 0) {
+    if (!(await acceptFlags(io, described.flags, options.acceptFlags === true))) return 1;
   }
   const tarball = await buildStagingTarball(home, described.files);
   const publish = await api(publishBundle, {

@@ -30,6 +30,8 @@ Never print, log or commit a token.
 2. \`svc glamp stage\` copies the home into a staging directory (\`.bundleignore\` works like
    \`.gitignore\`), replaces credentials with placeholders and reports anything that looks secret.
 3. Review the report with the user; fix or ignore flags, then \`svc glamp rescan\`.
-4. \`svc glamp confirm\` uploads and publishes a new version and prints its public page.
+4. \`svc glamp confirm\` uploads and publishes a new version and prints its public page. With
+   flags left it refuses unless \`--accept-flags\` is given: pass it only when the user agreed
+   to publish exactly those flags.
 5. \`svc glamp status\` shows the staging or the published bundles; \`svc glamp cancel\` drops a staging.
 `;

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import type { BundleManifest, StagingReport } from '@svc/contract';
+import { Header, type HeaderData } from 'tar';
 import type { TestClient } from '../../test/test-client.js';
 import type { TestContext } from '../../test/test-context.js';
 import { issueAgentToken } from '../agents/agent-token.js';
@@ -40,8 +42,50 @@ export const manifestOf = (name: string, extra: Partial<BundleManifest> = {}): B
   ...extra,
 });
 
-/** A staging report for these files; the "tarball" is any bytes standing in for one. */
-export function reportOf(files: Record<string, Buffer>, tarball: Buffer): StagingReport {
+/** One tar entry as written, with no path clean-up (hostile tarballs are built with it too). */
+export interface TarEntry {
+  path: string;
+  type?: NonNullable<HeaderData['type']>;
+  body?: Buffer;
+  linkpath?: string;
+  /** The size the header declares; default: the body's length. */
+  size?: number;
+  mode?: number;
+}
+
+/** The blocks of an uncompressed tar: each header, its padded body, then two zero blocks. */
+export function tarBlocks(entries: readonly TarEntry[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    const body = entry.body ?? Buffer.alloc(0);
+    const header = Buffer.alloc(512);
+    new Header({
+      path: entry.path,
+      type: entry.type ?? 'File',
+      size: entry.size ?? body.length,
+      mode: entry.mode ?? (entry.type === 'Directory' ? 0o755 : 0o644),
+      mtime: new Date('1985-10-26T08:15:00Z'),
+      ...(entry.linkpath !== undefined && { linkpath: entry.linkpath }),
+    }).encode(header, 0);
+    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
+}
+
+/** A gzipped tarball of these entries, optionally with bytes after the end-of-archive blocks. */
+export const tarGz = (entries: readonly TarEntry[], trailing?: Buffer) =>
+  gzipSync(trailing ? Buffer.concat([tarBlocks(entries), trailing]) : tarBlocks(entries));
+
+/** The honest tarball of these files, as `stage` would build it. */
+export const tarballOf = (files: Record<string, Buffer>) =>
+  tarGz(Object.entries(files).map(([path, body]) => ({ path, body })));
+
+/** A staging report for these files and their tarball (default: the honest one). */
+export function reportOf(
+  files: Record<string, Buffer>,
+  tarball: Buffer = tarballOf(files),
+): StagingReport {
   const list = Object.entries(files).map(([path, bytes]) => ({
     path,
     size: bytes.length,
@@ -80,7 +124,8 @@ export async function stageAndPublish(
   input: {
     manifest: BundleManifest;
     files: Record<string, Buffer>;
-    tarball: Buffer;
+    /** Default: the honest tarball of `files`. */
+    tarball?: Buffer;
     slug?: string;
     skip?: (sha: string) => boolean;
     replace?: (sha: string) => Buffer | undefined;
@@ -91,7 +136,8 @@ export async function stageAndPublish(
     ) => Promise<number>;
   },
 ) {
-  const report = reportOf(input.files, input.tarball);
+  const tarball = input.tarball ?? tarballOf(input.files);
+  const report = reportOf(input.files, tarball);
   const staged = await agent.post('/api/glamps/stagings', { manifest: input.manifest, report });
   if (staged.status !== 201)
     throw new Error(`stage: ${staged.status} ${JSON.stringify(staged.body)}`);
@@ -104,7 +150,7 @@ export async function stageAndPublish(
   });
   if (published.status !== 200)
     throw new Error(`publish: ${published.status} ${JSON.stringify(published.body)}`);
-  const bySha = new Map<string, Buffer>([[sha256(input.tarball), input.tarball]]);
+  const bySha = new Map<string, Buffer>([[sha256(tarball), tarball]]);
   for (const bytes of Object.values(input.files)) bySha.set(sha256(bytes), bytes);
   const statuses: number[] = [];
   for (const upload of published.body.uploads) {

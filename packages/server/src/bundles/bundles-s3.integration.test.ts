@@ -17,7 +17,10 @@ import {
   manifestOf,
   sha256,
   stageAndPublish,
+  tarballOf,
 } from './bundle-test-helpers.js';
+
+const onS3Files = { 'README.md': Buffer.from('# From S3\n'), 'a.txt': Buffer.from('a') };
 
 /** Uploads go over the network to the S3 stand-in, as an Agent's would. */
 const put = async (upload: { url: string; headers: Record<string, string> }, bytes: Buffer) => {
@@ -66,10 +69,10 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
   });
 
   it('publishes through presigned URLs; the page and the tarball come from S3', async () => {
-    const tarball = Buffer.from('s3 tarball bytes');
+    const tarball = tarballOf(onS3Files);
     const run = await stageAndPublish(t, agent, {
       manifest: manifestOf('on-s3'),
-      files: { 'README.md': Buffer.from('# From S3\n'), 'a.txt': Buffer.from('a') },
+      files: onS3Files,
       tarball,
       put,
     });
@@ -104,6 +107,6 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
 
   it('deletes the objects of a deleted bundle from S3', async () => {
     expect((await owner.delete(`/api/glamps/${slug}/on-s3`)).status).toBe(204);
-    expect(await store.stat(sha256('s3 tarball bytes'))).toBeUndefined();
+    expect(await store.stat(sha256(tarballOf(onS3Files)))).toBeUndefined();
   });
 });

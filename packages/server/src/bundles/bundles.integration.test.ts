@@ -12,6 +12,8 @@ import {
   reportOf,
   sha256,
   stageAndPublish,
+  tarballOf,
+  tarGz,
 } from './bundle-test-helpers.js';
 import { sweepUploads } from './bundles.jobs.js';
 
@@ -46,7 +48,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
 
   it('publishes version 1, then version 2, and version 1 stays byte-identical', async () => {
     const v1Files = files('one');
-    const v1Tar = Buffer.from('tarball one');
+    const v1Tar = tarballOf(v1Files);
     const first = await stageAndPublish(t, agent, {
       manifest: manifestOf('first-bundle'),
       files: v1Files,
@@ -68,7 +70,6 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const second = await stageAndPublish(t, agent, {
       manifest: manifest2,
       files: files('two'),
-      tarball: Buffer.from('tarball two'),
     });
     // The unchanged file is stored already: no upload asked for it.
     expect(second.uploads.map((u: { sha256: string }) => u.sha256)).not.toContain(
@@ -122,7 +123,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
 
   it('gives 400 and no version for a wrong hash or a missing object', async () => {
     const fileSet = { 'a.txt': Buffer.from('a'), 'b.txt': Buffer.from('b') };
-    const tarball = Buffer.from('tar wrong');
+    const tarball = tarballOf(fileSet);
     const wrong = await stageAndPublish(t, agent, {
       manifest: manifestOf('wrong-hash'),
       files: fileSet,
@@ -154,6 +155,103 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball,
     });
     expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+  });
+
+  it('refuses a tarball that is not the declared files: 400, no version, nothing served', async () => {
+    const fileSet = { 'README.md': Buffer.from('# Escape\n'), 'a.txt': Buffer.from('a') };
+    const honest = Object.entries(fileSet).map(([path, body]) => ({ path, body }));
+    const hostile = tarGz([
+      ...honest,
+      { path: '../escape.txt', body: Buffer.from('out of the tree') },
+      { path: '/tmp/x', body: Buffer.from('absolute') },
+      { path: 'link', type: 'SymbolicLink', linkpath: '/etc' },
+    ]);
+    const run = await stageAndPublish(t, agent, {
+      manifest: manifestOf('escape'),
+      files: fileSet,
+      tarball: hostile,
+    });
+    expect(run.statuses.every((s) => s === 200)).toBe(true);
+    expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
+      status: 400,
+      body: {
+        error: 'upload_invalid',
+        issues: [{ path: ['tarball', '../escape.txt'], code: 'tarball_path' }],
+      },
+    });
+    const linked = await stageAndPublish(t, agent, {
+      manifest: manifestOf('escape'),
+      files: fileSet,
+      tarball: tarGz([...honest, { path: 'link', type: 'SymbolicLink', linkpath: '/etc' }]),
+    });
+    expect((await complete(agent, linked.bundleId, linked.stagingId)).body).toMatchObject({
+      error: 'upload_invalid',
+      issues: [{ path: ['tarball', 'link'], code: 'tarball_entry_type' }],
+    });
+    // Declared files the tarball does not hold are as wrong as extra ones.
+    const short = await stageAndPublish(t, agent, {
+      manifest: manifestOf('escape'),
+      files: fileSet,
+      tarball: tarGz(honest.slice(0, 1)),
+    });
+    expect((await complete(agent, short.bundleId, short.stagingId)).body).toMatchObject({
+      error: 'upload_invalid',
+      issues: [{ path: ['tarball', 'a.txt'], code: 'tarball_missing' }],
+    });
+    expect(await versionCount(run.bundleId)).toBe(0);
+    expect((await t.newClient().get(`/${slug}/escape`)).status).toBe(404);
+    // The honest tarball of the same files publishes, as version 1.
+    const good = await stageAndPublish(t, agent, {
+      manifest: manifestOf('escape'),
+      files: fileSet,
+    });
+    expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+  });
+
+  it('refuses a publish declaring a file over the size limit, or files over the total, with 400', async () => {
+    const report = reportOf({ 'small.txt': Buffer.from('small') });
+    const staged = await agent.post('/api/glamps/stagings', {
+      manifest: manifestOf('too-big'),
+      report,
+    });
+    expect(staged.status).toBe(201);
+    const declare = (files: { path: string; size: number; sha256: string }[]) =>
+      agent.post('/api/glamps/new/publish', {
+        stagingId: staged.body.id,
+        manifest: manifestOf('too-big'),
+        files,
+        tarball: report.tarball,
+      });
+    const { maxFileBytes, maxTotalBytes } = t.ctx.config.bundles;
+    // One 50 GB "file", as one Agent declared it.
+    const huge = await declare([{ path: 'huge.bin', size: 50e9, sha256: sha256('huge') }]);
+    expect(huge).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', issues: [{ path: ['body', 'files', 0, 'size'] }] },
+    });
+    expect(huge.body.issues[0].message).toContain(String(maxFileBytes));
+    const count = Math.floor(maxTotalBytes / maxFileBytes) + 1;
+    const many = await declare(
+      Array.from({ length: count }, (_, i) => ({
+        path: `part-${i}.bin`,
+        size: maxFileBytes,
+        sha256: sha256(`part-${i}`),
+      })),
+    );
+    expect(many).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', issues: [{ path: ['body', 'files'] }] },
+    });
+    expect(many.body.issues[0].message).toContain(String(maxTotalBytes));
+    // The staging report is held to the same limits.
+    const stagedHuge = await agent.post('/api/glamps/stagings', {
+      manifest: manifestOf('too-big'),
+      report: { ...report, files: [{ path: 'huge.bin', size: 50e9, sha256: sha256('huge') }] },
+    });
+    expect(stagedHuge.body.issues[0].path).toEqual(['body', 'report', 'files', 0, 'size']);
+    // Right at the limit is allowed.
+    const atLimit = await declare([{ path: 'max.bin', size: maxFileBytes, sha256: sha256('m') }]);
+    expect(atLimit.status).toBe(200);
   });
 
   it('refuses expired and tampered upload URLs', async () => {
@@ -267,7 +365,6 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const seed = await stageAndPublish(t, agent, {
       manifest: manifestOf('busy'),
       files: { 'x.txt': Buffer.from('x0') },
-      tarball: Buffer.from('busy-0'),
     });
     const first = await complete(agent, seed.bundleId, seed.stagingId);
     const agents = await Promise.all(Array.from({ length: 10 }, () => agentClient(t, owner)));
@@ -277,7 +374,6 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
         await stageAndPublish(t, a, {
           manifest: manifestOf('busy', { glampId: seed.bundleId }),
           files: { 'x.txt': Buffer.from(`x${i + 1}`) },
-          tarball: Buffer.from(`busy-${i + 1}`),
         }),
       );
     }
@@ -295,13 +391,11 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const a = await stageAndPublish(t, agent, {
       manifest: manifestOf('doomed'),
       files: { 's.txt': shared, 'o.txt': only1 },
-      tarball: Buffer.from('doomed-1'),
     });
     await complete(agent, a.bundleId, a.stagingId);
     const b = await stageAndPublish(t, agent, {
       manifest: manifestOf('doomed', { glampId: a.bundleId }),
       files: { 's.txt': shared },
-      tarball: Buffer.from('doomed-2'),
     });
     await complete(agent, a.bundleId, b.stagingId);
 
@@ -329,7 +423,6 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const again = await stageAndPublish(t, agent, {
       manifest: manifestOf('doomed'),
       files: { 'n.txt': Buffer.from('n') },
-      tarball: Buffer.from('doomed-3'),
     }).catch((e: Error) => e);
     expect(again).not.toBeInstanceOf(Error);
     const report = reportOf({ 'n.txt': Buffer.from('n') }, Buffer.from('d'));
@@ -355,7 +448,6 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const run = await stageAndPublish(t, orgAgent, {
       manifest: manifestOf('team-bundle'),
       files: { 't.txt': Buffer.from('t') },
-      tarball: Buffer.from('team'),
     });
     await complete(orgAgent, run.bundleId, run.stagingId);
     const member = t.newClient();
@@ -376,14 +468,12 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const done = await stageAndPublish(t, agent, {
       manifest: manifestOf('sweep-kept'),
       files: { 'k.txt': kept },
-      tarball: Buffer.from('sweep-t1'),
     });
     await complete(agent, done.bundleId, done.stagingId);
     const orphan = Buffer.from('uploaded, never completed');
     await stageAndPublish(t, agent, {
       manifest: manifestOf('sweep-orphan'),
       files: { 'k.txt': kept, 'o.txt': orphan },
-      tarball: Buffer.from('sweep-t2'),
     });
     const store = t.ctx.bundles.store;
     expect(await store.stat(sha256(orphan))).toBeDefined();
@@ -395,9 +485,9 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const swept = await sweepUploads({ database: t.ctx.database, store, now: t.clock.now() });
     expect(swept.objects).toBeGreaterThanOrEqual(2);
     expect(await store.stat(sha256(orphan))).toBeUndefined();
-    expect(await store.stat(sha256('sweep-t2'))).toBeUndefined();
+    expect(await store.stat(sha256(tarballOf({ 'k.txt': kept, 'o.txt': orphan })))).toBeUndefined();
     expect(await store.stat(sha256(kept))).toBeDefined();
-    expect(await store.stat(sha256('sweep-t1'))).toBeDefined();
+    expect(await store.stat(sha256(tarballOf({ 'k.txt': kept })))).toBeDefined();
   });
 
   it('shows the open staging and the published bundles in status', async () => {

@@ -8,12 +8,14 @@ import type {
 } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
+import type { BundleLimits } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
 import { bundleUrl, toStaging } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
 import { verifyObjects } from './verify-objects.js';
+import { verifyTarball } from './verify-tarball.js';
 
 /** How long upload URLs stay valid. */
 export const UPLOAD_TTL_MS = 60 * 60 * 1000;
@@ -21,12 +23,30 @@ export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 const invalid = (path: (string | number)[], message: string) =>
   new AppError('invalid_request', { issues: [{ path, message, code: 'custom' }] });
 
-/** Two files with one path would make the version ambiguous. */
-function checkFiles(files: readonly BundleFile[]) {
+/**
+ * Two files with one path would make the version ambiguous; a file over the size limit, or
+ * files that add up to more than the total, are refused before any upload URL exists (the
+ * upload URLs only accept the declared sizes, so the limits bound what is stored).
+ */
+function checkFiles(files: readonly BundleFile[], limits: BundleLimits, at: (string | number)[]) {
   const seen = new Set<string>();
+  let total = 0;
   for (const [index, file] of files.entries()) {
-    if (seen.has(file.path)) throw invalid(['body', 'files', index, 'path'], 'Duplicate path');
+    if (seen.has(file.path)) throw invalid([...at, index, 'path'], 'Duplicate path');
     seen.add(file.path);
+    if (file.size > limits.maxFileBytes) {
+      throw invalid(
+        [...at, index, 'size'],
+        `A file may have at most ${limits.maxFileBytes} bytes; ${file.path} has ${file.size}`,
+      );
+    }
+    total += file.size;
+  }
+  if (total > limits.maxTotalBytes) {
+    throw invalid(
+      at,
+      `The files may add up to at most ${limits.maxTotalBytes} bytes, not ${total}`,
+    );
   }
 }
 
@@ -39,15 +59,16 @@ export function createPublishService(deps: {
   clock: Clock;
   store: ObjectStore;
   publicUrl: string;
+  limits: BundleLimits;
 }) {
-  const { database, clock, store, publicUrl } = deps;
+  const { database, clock, store, publicUrl, limits } = deps;
 
   return {
     async createStaging(
       agent: AgentPrincipal,
       input: { manifest: BundleManifest; report: StagingReport },
     ) {
-      checkFiles(input.report.files);
+      checkFiles(input.report.files, limits, ['body', 'report', 'files']);
       return database.transaction(async (tx) => {
         const at = clock.now();
         // One open staging per Agent: a new `stage` replaces the open one.
@@ -96,7 +117,7 @@ export function createPublishService(deps: {
         tarball: { size: number; sha256: string };
       },
     ): Promise<{ bundleId: string; uploads: Upload[]; expiresAt: string }> {
-      checkFiles(input.files);
+      checkFiles(input.files, limits, ['body', 'files']);
       const at = clock.now();
       const expiresAt = new Date(at.getTime() + UPLOAD_TTL_MS);
       const { bundleId, tickets } = await database.transaction(async (tx) => {
@@ -155,7 +176,7 @@ export function createPublishService(deps: {
     },
 
     /**
-     * Verifies every declared object, then takes the next version number and makes the version
+     * Verifies every declared object and the tarball's contents, then takes the next version number and makes the version
      * public in one transaction. Nothing is numbered before the check passes, so a failed or
      * abandoned publish leaves no gap.
      */
@@ -168,6 +189,18 @@ export function createPublishService(deps: {
       const uploads = await repo.listUploads(database.db, stagingId);
       const issues: ValidationIssue[] = await verifyObjects(store, declared, uploads);
       if (issues.length > 0) throw new AppError('upload_invalid', { issues });
+      // The hash proves the bytes arrived intact, not what they hold: the tarball must be
+      // exactly the declared files, or its download would carry links, `..` paths or extras.
+      const tarball = await store.read(declared.tarball.sha256);
+      if (!tarball) {
+        throw new AppError('upload_invalid', {
+          issues: [
+            { path: ['tarball'], message: 'The object was not uploaded', code: 'missing_upload' },
+          ],
+        });
+      }
+      const tarballIssues = await verifyTarball(tarball, declared.files);
+      if (tarballIssues.length > 0) throw new AppError('upload_invalid', { issues: tarballIssues });
 
       return database.transaction(async (tx) => {
         const at = clock.now();

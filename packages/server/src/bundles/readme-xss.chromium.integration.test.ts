@@ -53,7 +53,6 @@ describe('README XSS in Chromium', () => {
     const run = await stageAndPublish(t, agent, {
       manifest: manifestOf('hostile'),
       files: { 'README.md': Buffer.from(XSS_README) },
-      tarball: Buffer.from('hostile tarball'),
     });
     await complete(agent, run.bundleId, run.stagingId);
     const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
     expect(config.compute.driver).toBe('local');
     expect(config.objectStore.kind).toBe('fs');
     expect(config.timing).toEqual({ provisionTimeoutMs: 300_000, refreshTimeoutMs: 10_000 });
+    expect(config.bundles).toEqual({ maxFileBytes: 100_000_000, maxTotalBytes: 2_000_000_000 });
     expect(config.providers.suite.clientId).toBeUndefined();
     expect(secrets.encryption).toBeUndefined();
     expect(Object.isFrozen(config.http)).toBe(true);
@@ -47,6 +48,16 @@ describe('loadConfig', () => {
       scheme: 'http',
       domain: 'localhost:8080',
     });
+  });
+
+  it('reads the bundle limits and refuses ones that are not positive integers', () => {
+    const { config } = loadConfig({
+      BUNDLE_MAX_FILE_BYTES: '1000',
+      BUNDLE_MAX_TOTAL_BYTES: '5000',
+    });
+    expect(config.bundles).toEqual({ maxFileBytes: 1000, maxTotalBytes: 5000 });
+    expect(() => loadConfig({ BUNDLE_MAX_FILE_BYTES: '0' })).toThrow(/BUNDLE_MAX_FILE_BYTES/);
+    expect(() => loadConfig({ BUNDLE_MAX_TOTAL_BYTES: '1.5' })).toThrow(/BUNDLE_MAX_TOTAL_BYTES/);
   });
 
   it('reports every problem at once', () => {

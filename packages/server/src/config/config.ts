@@ -20,6 +20,12 @@ export type ObjectStoreConfig =
       readonly forcePathStyle: boolean;
     };
 
+/** What one publish may declare; `complete` holds the tarball's contents to the same list. */
+export interface BundleLimits {
+  readonly maxFileBytes: number;
+  readonly maxTotalBytes: number;
+}
+
 export interface ProviderEndpoints {
   readonly clientId?: string;
   readonly urls: Readonly<Record<string, string>>;
@@ -47,6 +53,7 @@ export interface Config {
   readonly database: DatabaseConfig;
   readonly compute: { readonly driver: Env['COMPUTE_DRIVER'] };
   readonly objectStore: ObjectStoreConfig;
+  readonly bundles: BundleLimits;
   readonly timing: { readonly provisionTimeoutMs: number; readonly refreshTimeoutMs: number };
   readonly providers: Readonly<Record<'suite' | 'code' | 'music', ProviderEndpoints>>;
 }
@@ -154,6 +161,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             forcePathStyle: env.S3_FORCE_PATH_STYLE,
           }
         : { kind: 'fs', root: path.join(dataDir, 'objects') },
+    bundles: { maxFileBytes: env.BUNDLE_MAX_FILE_BYTES, maxTotalBytes: env.BUNDLE_MAX_TOTAL_BYTES },
     timing: {
       provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
       refreshTimeoutMs: env.REFRESH_TIMEOUT_MS,

@@ -48,6 +48,9 @@ export const EnvSchema = z.object({
   S3_FORCE_PATH_STYLE: boolean,
   S3_ACCESS_KEY_ID: optional,
   S3_SECRET_ACCESS_KEY: optional,
+  /** A bundle's largest file, and the sum of its files, as a publish declares them (bytes). */
+  BUNDLE_MAX_FILE_BYTES: integer(100_000_000, 1, 1_000_000_000_000),
+  BUNDLE_MAX_TOTAL_BYTES: integer(2_000_000_000, 1, 1_000_000_000_000),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
   REFRESH_TIMEOUT_MS: integer(10_000, 100, 120_000),
   SUITE_CLIENT_ID: optional,

@@ -36,7 +36,6 @@ describe('the dashboard in Chromium: bundles and usage', () => {
         'README.md': Buffer.from(`# Weather station\n\nRelease ${version}.\n`),
         'main.py': Buffer.from(`print("v${version}")\n`),
       },
-      tarball: Buffer.from(`tarball ${version}`),
     });
     const done = await complete(agent, run.bundleId, run.stagingId);
     expect(done.body).toMatchObject({ version });
