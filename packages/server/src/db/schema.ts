@@ -174,6 +174,8 @@ export interface AppAuthorizationStatesTable {
   provider: AppProvider;
   codeVerifier: string;
   scopes: string[];
+  /** SHA-256 of the browser binding cookie's value (browser-binding.ts). */
+  browserBindingHash: string;
   expiresAt: Date;
   createdAt: CreatedAt;
 }
