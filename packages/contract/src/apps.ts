@@ -124,7 +124,9 @@ export const getConnectionToken = defineEndpoint({
   path: '/api/apps/{id}/token',
   auth: 'session-or-agent',
   tag: 'apps',
-  summary: 'A fresh access token: the cached one while more than 5 minutes remain, else refreshed.',
+  summary:
+    'A fresh access token: the cached one while more than min(5 minutes, half its lifetime) ' +
+    'remains, else refreshed.',
   params: z.object({ id: Id }),
   response: { status: 200, body: ConnectionToken },
   errors: ['connection_error', 'refresh_unavailable'],

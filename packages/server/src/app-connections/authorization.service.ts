@@ -14,6 +14,7 @@ import { PROVIDERS } from './providers.js';
 import { describeProviderError } from './refresh-errors.js';
 import { grantedScopes, resolveRequestedScopes } from './scopes.js';
 import type { TokenCipher } from './token-cipher.js';
+import { accessTokenLifetime } from './token-freshness.js';
 
 /** The authorization window (spec: 10 minutes). */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -45,9 +46,7 @@ export function createAuthorizationService(deps: {
   ): Promise<string> {
     const now = clock.now();
     const provider = state.provider;
-    const expiresAt = PROVIDERS[provider].refreshes
-      ? new Date(now.getTime() + (tokens.expires_in ?? 3600) * 1000)
-      : null;
+    const lifetime = PROVIDERS[provider].refreshes ? accessTokenLifetime(tokens) : null;
     return database.transaction(async (tx) => {
       // The user may have left the account during the 10 minutes.
       await accounts.requireMember(tx, { userId: state.userId }, state.accountId);
@@ -67,7 +66,8 @@ export function createAuthorizationService(deps: {
           ...identity,
           accessToken: cipher.seal(tokens.access_token, binding),
           refreshToken: tokens.refresh_token ? cipher.seal(tokens.refresh_token, binding) : null,
-          accessTokenExpiresAt: expiresAt,
+          accessTokenExpiresAt: lifetime && new Date(now.getTime() + lifetime.ms),
+          accessTokenLifetimeSeconds: lifetime?.seconds ?? null,
           createdAt: now,
           updatedAt: now,
         };

@@ -11,9 +11,19 @@ export async function up(db: AnyKysely): Promise<void> {
     .alterTable('app_authorization_states')
     .addColumn('browser_binding_hash', 'text', (col) => col.notNull())
     .execute();
+  // The access token's lifetime (`expires_in`), for the cache rule (connection-tokens.ts).
+  // Unknown (null) for rows stored before: they keep the plain 5-minute rule until refreshed.
+  await db.schema
+    .alterTable('app_connections')
+    .addColumn('access_token_lifetime_seconds', 'integer')
+    .execute();
 }
 
 export async function down(db: AnyKysely): Promise<void> {
+  await db.schema
+    .alterTable('app_connections')
+    .dropColumn('access_token_lifetime_seconds')
+    .execute();
   await db.schema
     .alterTable('app_authorization_states')
     .dropColumn('browser_binding_hash')
