@@ -69,21 +69,12 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
   it.each(['suite', 'music'] as const)(
     '%s: two service processes on one database refresh once between them',
     async (provider) => {
-      const { t, standIns } = apps;
-      const user = await connectedUser(t, provider);
-      const other = await secondProcess(allEnv());
-      for (const [name, value] of user.client.cookies) other.cookies.set(name, value);
-      await expireAccessToken(t, user.connectionId);
-      const calls = standIns[provider].counts.token;
-      standIns[provider].faults = { delayMs: 300 }; // keep the refresh in flight a while
-      const path = `/api/apps/${user.connectionId}/token`;
-      const responses = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => (i % 2 ? other : user.client).get(path)),
-      );
-      standIns[provider].faults = {};
-      expect(responses.map((r) => r.status)).toEqual(Array(40).fill(200));
-      expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
-      expect(standIns[provider].counts.token).toBe(calls + 1);
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 40,
+        twoProcesses: true,
+        makeStale: (id) => expireAccessToken(apps.t, id),
+      });
+      expectOneRefreshOneToken(result);
     },
   );
 
@@ -280,41 +271,27 @@ describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
   it.each(['suite', 'music'] as const)(
     '%s: 50 concurrent requests in one process, one refresh, one token, and the next request takes it',
     async (provider) => {
-      const { t, standIns } = apps;
-      const user = await connectedUser(t, provider);
-      await makeStale(user.connectionId);
-      const calls = standIns[provider].counts.token;
-      const responses = await Promise.all(
-        Array.from({ length: 50 }, () => tokenOf(user.client, user.connectionId)),
-      );
-      expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
-      const tokens = new Set(responses.map((r) => r.body.accessToken));
-      expect(tokens.size).toBe(1);
-      expect(standIns[provider].counts.token).toBe(calls + 1);
-      const next = await tokenOf(user.client, user.connectionId);
-      expect(tokens.has(next.body.accessToken)).toBe(true);
-      expect(standIns[provider].counts.token).toBe(calls + 1);
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 50,
+        twoProcesses: false,
+        makeStale,
+      });
+      expectOneRefreshOneToken(result);
+      const next = await tokenOf(result.user.client, result.user.connectionId);
+      expect(next.body.accessToken).toBe(result.responses[0]?.body.accessToken);
+      expect(apps.standIns[provider].counts.token).toBe(result.callsBefore + 1);
     },
   );
 
   it.each(['suite', 'music'] as const)(
     '%s: two service processes, 40 concurrent requests, one refresh between them, one token',
     async (provider) => {
-      const { t, standIns } = apps;
-      const user = await connectedUser(t, provider);
-      const { client: other } = await anotherProcess(t, standInEnv(apps), user.client);
-      await makeStale(user.connectionId);
-      const calls = standIns[provider].counts.token;
-      standIns[provider].faults = { delayMs: 300 }; // keep the refresh in flight a while
-      const responses = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          tokenOf(i % 2 ? other : user.client, user.connectionId),
-        ),
-      );
-      standIns[provider].faults = {};
-      expect(responses.map((r) => r.status)).toEqual(Array(40).fill(200));
-      expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
-      expect(standIns[provider].counts.token).toBe(calls + 1);
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 40,
+        twoProcesses: true,
+        makeStale,
+      });
+      expectOneRefreshOneToken(result);
     },
   );
 
@@ -340,3 +317,36 @@ describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
     expect(standIns.music.counts.token).toBe(calls + 1);
   });
 });
+
+/**
+ * `count` concurrent token requests on a new connection of `provider` once `makeStale` has run,
+ * split between this process and, with `twoProcesses`, another one on the same database; the
+ * provider keeps the refresh in flight 300 ms. Returns the answers and the provider's count.
+ */
+async function concurrentTokenRequests(
+  apps: AppsTest,
+  provider: 'suite' | 'music',
+  options: { count: number; twoProcesses: boolean; makeStale: (id: string) => Promise<unknown> },
+) {
+  const { t, standIns } = apps;
+  const user = await connectedUser(t, provider);
+  const other = options.twoProcesses
+    ? (await anotherProcess(t, standInEnv(apps), user.client)).client
+    : user.client;
+  await options.makeStale(user.connectionId);
+  const callsBefore = standIns[provider].counts.token;
+  standIns[provider].faults = { delayMs: 300 };
+  const path = `/api/apps/${user.connectionId}/token`;
+  const responses = await Promise.all(
+    Array.from({ length: options.count }, (_, i) => (i % 2 ? other : user.client).get(path)),
+  ).finally(() => {
+    standIns[provider].faults = {};
+  });
+  return { user, responses, callsBefore, callsAfter: standIns[provider].counts.token };
+}
+
+function expectOneRefreshOneToken(result: Awaited<ReturnType<typeof concurrentTokenRequests>>) {
+  expect(result.responses.map((r) => r.status)).toEqual(Array(result.responses.length).fill(200));
+  expect(new Set(result.responses.map((r) => r.body.accessToken)).size).toBe(1);
+  expect(result.callsAfter).toBe(result.callsBefore + 1);
+}
