@@ -67,7 +67,9 @@ export const authorizeApp = defineEndpoint({
   path: '/api/apps/authorize',
   auth: 'session',
   tag: 'apps',
-  summary: "Starts a connection: 302 to the provider's consent screen with a state and PKCE.",
+  summary:
+    "Starts a connection: 302 to the provider's consent screen with a state and PKCE, and sets " +
+    'the cookie that binds the flow to this browser (sent only to the callback, 10 minutes).',
   query: z.object({
     /** An unknown provider is a 400 `invalid_request` (decisions.md). */
     provider: AppProvider,
@@ -86,8 +88,9 @@ export const appCallback = defineEndpoint({
   auth: 'none',
   tag: 'apps',
   summary:
-    'The redirect target of every provider: consumes the state, exchanges the code and answers ' +
-    'an HTML page that tells the dashboard (status 400 when the attempt failed).',
+    'The redirect target of every provider: consumes the state, checks the browser binding ' +
+    'cookie `authorize` set (and clears it), exchanges the code and answers an HTML page that ' +
+    'tells the dashboard (status 400 when the attempt failed).',
   response: { status: 200, description: 'HTML page that closes the popup' },
   errors: [],
 });
@@ -121,7 +124,9 @@ export const getConnectionToken = defineEndpoint({
   path: '/api/apps/{id}/token',
   auth: 'session-or-agent',
   tag: 'apps',
-  summary: 'A fresh access token: the cached one while more than 5 minutes remain, else refreshed.',
+  summary:
+    'A fresh access token: the cached one while more than min(5 minutes, half its lifetime) ' +
+    'remains, else refreshed.',
   params: z.object({ id: Id }),
   response: { status: 200, body: ConnectionToken },
   errors: ['connection_error', 'refresh_unavailable'],

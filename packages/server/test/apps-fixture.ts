@@ -96,13 +96,16 @@ export const connectionRow = (t: TestContext, id: string) =>
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
 
-/** Makes the cached access token of a connection look expired (the clock stays put). */
-export const expireAccessToken = (t: TestContext, id: string) =>
+/** Sets how long the cached access token of a connection has left, on the test clock. */
+export const setAccessTokenLeft = (t: TestContext, id: string, leftMs: number) =>
   t.ctx.database.db
     .updateTable('appConnections')
-    .set({ accessTokenExpiresAt: new Date(t.clock.now().getTime() + 60_000) })
+    .set({ accessTokenExpiresAt: new Date(t.clock.now().getTime() + leftMs) })
     .where('id', '=', id)
     .execute();
+
+/** Makes the cached access token of an hour-long lifetime stale: 1 minute left. */
+export const expireAccessToken = (t: TestContext, id: string) => setAccessTokenLeft(t, id, 60_000);
 
 /** Connects `provider` for a new user and returns the user and the connection's id. */
 export async function connectedUser(t: TestContext, provider: StandInKind, login = 'alice') {

@@ -25,18 +25,28 @@ const freePort = () =>
 
 /**
  * Two real service processes (`main.ts`) on one fresh PostgreSQL database of `serverUrl`'s
- * server, sharing a rotating Spotify-like stand-in: a user connects through the first, then
- * `requests` concurrent token requests on the expired connection are split between both.
+ * server, sharing a rotating Spotify-like stand-in (its access tokens living
+ * `accessTokenTtlSeconds`, an hour by default): a user connects through the first, then
+ * `requests` concurrent token requests on the stale connection are split between both.
  * Returns what the stand-in and the callers saw; the database is dropped afterwards.
  */
-export async function refreshAcrossProcesses(serverUrl: string, requests = 50) {
+export async function refreshAcrossProcesses(
+  serverUrl: string,
+  requests = 50,
+  options: { accessTokenTtlSeconds?: number } = {},
+) {
   const database = `svc_apps_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`create database ${database}`);
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
-  const music = await startStandIn('music', { redirectUri: `${PUBLIC_URL}/api/apps/callback` });
+  const music = await startStandIn('music', {
+    redirectUri: `${PUBLIC_URL}/api/apps/callback`,
+    ...(options.accessTokenTtlSeconds && { accessTokenTtlSeconds: options.accessTokenTtlSeconds }),
+  });
+  // Stale (less than half the lifetime, and less than 5 minutes, left) but not expired.
+  const leftSeconds = Math.min(60, (options.accessTokenTtlSeconds ?? 3600) / 3);
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
   const start = async () => {
@@ -95,7 +105,8 @@ export async function refreshAcrossProcesses(serverUrl: string, requests = 50) {
     const db = new pg.Client({ connectionString: url.toString() });
     await db.connect();
     await db.query(
-      "update app_connections set access_token_expires_at = now() + interval '1 minute'",
+      'update app_connections set access_token_expires_at = now() + make_interval(secs => $1)',
+      [leftSeconds],
     );
     await db.end();
     const before = music.counts.token;

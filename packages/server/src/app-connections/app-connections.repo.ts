@@ -69,6 +69,7 @@ export const upsertConnection = (db: Executor, row: Insertable<AppConnectionsTab
         refreshToken: row.refreshToken ?? null,
         accessToken: row.accessToken,
         accessTokenExpiresAt: row.accessTokenExpiresAt ?? null,
+        accessTokenLifetimeSeconds: row.accessTokenLifetimeSeconds ?? null,
         tokenRequestedAt: null,
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,

@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import type { AppEnv } from '../http/app-env.js';
 import type { Router } from '../http/router.js';
 import type { Caller } from './app-connections.service.js';
+import { STATE_TTL_MS } from './authorization.service.js';
+import { clearBindingCookie, readBindingCookie, writeBindingCookie } from './browser-binding.js';
 import { CALLBACK_HEADERS, CALLBACK_SCRIPT, callbackPage } from './callback-page.js';
 import { providerEntries } from './providers.js';
 
@@ -16,19 +18,27 @@ const callerOf = (c: Context<AppEnv>): Caller => {
 export function mountAppConnectionsRoutes(router: Router, ctx: AppContext) {
   const { appConnections, appAuthorization } = ctx;
   const dashboardOrigin = new URL(ctx.config.http.publicUrl).origin;
+  const { secureCookies } = ctx.config.http;
 
   router.mount(api.listAppProviders, async (_input, c) => {
     c.header('cache-control', 'private, max-age=300');
     return providerEntries();
   });
   router.mount(api.authorizeApp, async ({ query }, c) => {
-    const url = await appAuthorization.authorize(c.var.user.id, query);
+    const { url, browserBinding } = await appAuthorization.authorize(c.var.user.id, query);
+    // A newer authorize in the same browser replaces the cookie: only its flow can complete.
+    writeBindingCookie(c, browserBinding, STATE_TTL_MS, secureCookies);
     // See CALLBACK_HEADERS: the popup keeps its opener through this redirect too.
     c.header('cross-origin-opener-policy', 'unsafe-none');
     return c.redirect(url.toString(), 302);
   });
   router.mount(api.appCallback, async (_input, c) => {
-    const result = await appAuthorization.callback(new URL(c.req.url).searchParams);
+    const result = await appAuthorization.callback(
+      new URL(c.req.url).searchParams,
+      readBindingCookie(c, secureCookies),
+    );
+    // One use, whatever the outcome.
+    clearBindingCookie(c, secureCookies);
     const page = callbackPage({ ...result, dashboardOrigin });
     return c.body(page, result.outcome === 'connected' ? 200 : 400, CALLBACK_HEADERS);
   });

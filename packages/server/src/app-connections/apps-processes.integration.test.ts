@@ -11,4 +11,13 @@ describe.skipIf(!databaseKinds.includes('postgres'))('two service processes on P
     expect(result.tokens.size).toBe(1);
     expect(result.providerCalls).toBe(1);
   }, 120_000);
+
+  it('the same with 60-second tokens: one refresh, one token for all', async () => {
+    const result = await refreshAcrossProcesses(testDatabaseUrl('postgres'), 50, {
+      accessTokenTtlSeconds: 60,
+    });
+    expect(result.statuses).toEqual(Array(50).fill(200));
+    expect(result.tokens.size).toBe(1);
+    expect(result.providerCalls).toBe(1);
+  }, 120_000);
 });

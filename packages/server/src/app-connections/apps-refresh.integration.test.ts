@@ -6,9 +6,13 @@ import {
   connectionRow,
   createAppsTest,
   expireAccessToken,
+  setAccessTokenLeft,
   standInEnv,
 } from '../../test/apps-fixture.js';
+import type { TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
+import { createConnectionTokens } from './connection-tokens.js';
+import { createProviderClients } from './oauth-client.js';
 
 describe.each(databaseKinds)('token refresh on %s', (kind) => {
   let apps: AppsTest;
@@ -65,21 +69,12 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
   it.each(['suite', 'music'] as const)(
     '%s: two service processes on one database refresh once between them',
     async (provider) => {
-      const { t, standIns } = apps;
-      const user = await connectedUser(t, provider);
-      const other = await secondProcess(allEnv());
-      for (const [name, value] of user.client.cookies) other.cookies.set(name, value);
-      await expireAccessToken(t, user.connectionId);
-      const calls = standIns[provider].counts.token;
-      standIns[provider].faults = { delayMs: 300 }; // keep the refresh in flight a while
-      const path = `/api/apps/${user.connectionId}/token`;
-      const responses = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => (i % 2 ? other : user.client).get(path)),
-      );
-      standIns[provider].faults = {};
-      expect(responses.map((r) => r.status)).toEqual(Array(40).fill(200));
-      expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
-      expect(standIns[provider].counts.token).toBe(calls + 1);
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 40,
+        twoProcesses: true,
+        makeStale: (id) => expireAccessToken(apps.t, id),
+      });
+      expectOneRefreshOneToken(result);
     },
   );
 
@@ -235,3 +230,123 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
     expect(logs).toContain('token refreshed');
   });
 });
+
+/**
+ * A provider whose access tokens live 60 seconds: a token is fresh while more than
+ * `min(5 minutes, half its lifetime)` = 30 s is left. Under a flat 5 minutes every request would
+ * refresh, and each process would refresh again after the other.
+ */
+describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
+  let apps: AppsTest;
+  beforeAll(async () => {
+    apps = await createAppsTest(kind, { accessTokenTtlSeconds: 60 });
+  });
+  afterAll(() => apps?.close());
+
+  const tokenOf = (client: TestClient, id: string) => client.get(`/api/apps/${id}/token`);
+  /** Leaves the connection's token 29 s: stale, not yet expired. */
+  const makeStale = (id: string) => setAccessTokenLeft(apps.t, id, 29_000);
+
+  it('the lifetime is stored; the token is answered from the row while more than 30 s are left', async () => {
+    const { t, standIns } = apps;
+    const user = await connectedUser(t, 'music');
+    const row = await connectionRow(t, user.connectionId);
+    expect(row.accessTokenLifetimeSeconds).toBe(60);
+    const stored = t.ctx.tokenCipher.open(row.accessToken, {
+      connectionId: row.id,
+      provider: 'music',
+    });
+    const calls = standIns.music.counts.token;
+    expect((await tokenOf(user.client, user.connectionId)).body.accessToken).toBe(stored);
+    await setAccessTokenLeft(t, user.connectionId, 31_000);
+    expect((await tokenOf(user.client, user.connectionId)).body.accessToken).toBe(stored);
+    expect(standIns.music.counts.token).toBe(calls);
+    await makeStale(user.connectionId);
+    const refreshed = await tokenOf(user.client, user.connectionId);
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.accessToken).not.toBe(stored);
+    expect(standIns.music.counts.token).toBe(calls + 1);
+  });
+
+  it.each(['suite', 'music'] as const)(
+    '%s: 50 concurrent requests in one process, one refresh, one token, and the next request takes it',
+    async (provider) => {
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 50,
+        twoProcesses: false,
+        makeStale,
+      });
+      expectOneRefreshOneToken(result);
+      const next = await tokenOf(result.user.client, result.user.connectionId);
+      expect(next.body.accessToken).toBe(result.responses[0]?.body.accessToken);
+      expect(apps.standIns[provider].counts.token).toBe(result.callsBefore + 1);
+    },
+  );
+
+  it.each(['suite', 'music'] as const)(
+    '%s: two service processes, 40 concurrent requests, one refresh between them, one token',
+    async (provider) => {
+      const result = await concurrentTokenRequests(apps, provider, {
+        count: 40,
+        twoProcesses: true,
+        makeStale,
+      });
+      expectOneRefreshOneToken(result);
+    },
+  );
+
+  it("a request still holding the row from before a refresh that just finished takes that refresh's token", async () => {
+    const { t, standIns } = apps;
+    const user = await connectedUser(t, 'music');
+    await makeStale(user.connectionId);
+    const before = await connectionRow(t, user.connectionId);
+    const calls = standIns.music.counts.token;
+    const refreshed = await tokenOf(user.client, user.connectionId);
+    expect(standIns.music.counts.token).toBe(calls + 1);
+    // Another process's token component, asked with the row as it read it before the refresh.
+    const otherProcessTokens = createConnectionTokens({
+      database: t.ctx.database,
+      clock: t.clock,
+      cipher: t.ctx.tokenCipher,
+      clients: createProviderClients(t.ctx.config, t.ctx.secrets),
+      log: t.ctx.log.root,
+      refreshTimeoutMs: t.ctx.config.timing.refreshTimeoutMs,
+    });
+    const late = await otherProcessTokens.tokenFor(before);
+    expect(late.accessToken).toBe(refreshed.body.accessToken);
+    expect(standIns.music.counts.token).toBe(calls + 1);
+  });
+});
+
+/**
+ * `count` concurrent token requests on a new connection of `provider` once `makeStale` has run,
+ * split between this process and, with `twoProcesses`, another one on the same database; the
+ * provider keeps the refresh in flight 300 ms. Returns the answers and the provider's count.
+ */
+async function concurrentTokenRequests(
+  apps: AppsTest,
+  provider: 'suite' | 'music',
+  options: { count: number; twoProcesses: boolean; makeStale: (id: string) => Promise<unknown> },
+) {
+  const { t, standIns } = apps;
+  const user = await connectedUser(t, provider);
+  const other = options.twoProcesses
+    ? (await anotherProcess(t, standInEnv(apps), user.client)).client
+    : user.client;
+  await options.makeStale(user.connectionId);
+  const callsBefore = standIns[provider].counts.token;
+  standIns[provider].faults = { delayMs: 300 };
+  const path = `/api/apps/${user.connectionId}/token`;
+  const responses = await Promise.all(
+    Array.from({ length: options.count }, (_, i) => (i % 2 ? other : user.client).get(path)),
+  ).finally(() => {
+    standIns[provider].faults = {};
+  });
+  return { user, responses, callsBefore, callsAfter: standIns[provider].counts.token };
+}
+
+function expectOneRefreshOneToken(result: Awaited<ReturnType<typeof concurrentTokenRequests>>) {
+  expect(result.responses.map((r) => r.status)).toEqual(Array(result.responses.length).fill(200));
+  expect(new Set(result.responses.map((r) => r.body.accessToken)).size).toBe(1);
+  expect(result.callsAfter).toBe(result.callsBefore + 1);
+}

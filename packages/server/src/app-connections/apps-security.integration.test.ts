@@ -12,6 +12,7 @@ import {
 import { consentAtStandIn } from '../../test/stand-in-consent.js';
 import type { TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
+import { APP_BINDING_COOKIE } from './browser-binding.js';
 
 /**
  * RFC 9700's rules (the table in oauth-notes.md §5) and the bad-input list of the issue. Where
@@ -141,15 +142,6 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
       expect((await appRowCounts(apps.t)).connections).toBe(before.connections);
     });
 
-    it("a state issued to A never creates a connection for B, even in B's browser", async () => {
-      const a = await newUser(apps.t);
-      const b = await newUser(apps.t);
-      const { path } = await pendingCallback(a.client, 'music');
-      expect((await b.client.get(path)).status).toBe(200);
-      expect(await connectionsOf(b.client)).toEqual([]);
-      expect((await connectionsOf(a.client))[0]).toMatchObject({ accountId: a.accountId });
-    });
-
     it('a provider error on the callback: 400 page, state used up, nothing stored', async () => {
       const user = await newUser(apps.t);
       const res = await user.client.get('/api/apps/authorize?provider=suite');
@@ -160,6 +152,80 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
       );
       expect(callback.status).toBe(400);
       expect(await appRowCounts(apps.t)).toEqual({ ...before, states: before.states - 1 });
+    });
+  });
+
+  describe('browser binding: the callback must come from the browser that authorized', () => {
+    const bindingCookie = (res: { headers: Headers }) =>
+      res.headers.getSetCookie().find((line) => line.startsWith(`${APP_BINDING_COOKIE}=`));
+
+    it('authorize sets a short-lived HttpOnly, SameSite=Lax cookie for the callback path only', async () => {
+      const user = await newUser(apps.t);
+      const res = await user.client.get('/api/apps/authorize?provider=suite');
+      expect(res.status).toBe(302);
+      const cookie = bindingCookie(res) as string;
+      expect(cookie).toMatch(/; HttpOnly/);
+      expect(cookie).toMatch(/; SameSite=Lax/);
+      expect(cookie).toMatch(/; Path=\/api\/apps\/callback(;|$)/);
+      expect(cookie).toMatch(/; Max-Age=600(;|$)/);
+      // Only its hash is stored: the value in the cookie is not in the database.
+      const value = user.client.cookies.get(APP_BINDING_COOKIE) as string;
+      expect(value).toMatch(/^[\w-]{43}$/);
+      const stored = await apps.t.ctx.database.db
+        .selectFrom('appAuthorizationStates')
+        .selectAll()
+        .where('userId', '=', user.userId)
+        .executeTakeFirstOrThrow();
+      expect(JSON.stringify(stored)).not.toContain(value);
+    });
+
+    it("A hands the provider URL to B: B consents, the callback in B's browser is refused", async () => {
+      const a = await newUser(apps.t);
+      const authorize = await a.client.get('/api/apps/authorize?provider=music');
+      // B is signed in to the service too, and has a binding of B's own (another flow).
+      const b = await newUser(apps.t);
+      await b.client.get('/api/apps/authorize?provider=suite');
+      const callbackUrl = await consentAtStandIn(
+        authorize.headers.get('location') as string,
+        'bob',
+      );
+      const before = await appRowCounts(apps.t);
+      const res = await b.client.get(`${callbackUrl.pathname}${callbackUrl.search}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toContain('data-outcome="failed"');
+      expect((await appRowCounts(apps.t)).connections).toBe(before.connections);
+      expect(await connectionsOf(a.client)).toEqual([]);
+      expect(await connectionsOf(b.client)).toEqual([]);
+      // The state is used up: A's own browser cannot take it afterwards either.
+      expect((await a.client.get(`${callbackUrl.pathname}${callbackUrl.search}`)).status).toBe(400);
+    });
+
+    it('a browser without any binding cookie (a fresh jar) is refused, nothing stored', async () => {
+      const a = await newUser(apps.t);
+      const { path } = await pendingCallback(a.client, 'suite');
+      const before = await appRowCounts(apps.t);
+      const res = await apps.t.newClient().get(path);
+      expect(res.status).toBe(400);
+      expect((await appRowCounts(apps.t)).connections).toBe(before.connections);
+      expect(await connectionsOf(a.client)).toEqual([]);
+    });
+
+    it('the browser that authorized connects, and its cookie is cleared', async () => {
+      const user = await newUser(apps.t);
+      const { path } = await pendingCallback(user.client, 'suite');
+      const res = await user.client.get(path);
+      expect(res.status).toBe(200);
+      expect(bindingCookie(res)).toMatch(/; Max-Age=0/);
+      expect(user.client.cookies.has(APP_BINDING_COOKIE)).toBe(false);
+      expect(await connectionsOf(user.client)).toHaveLength(1);
+    });
+
+    it('a refused callback clears the cookie too', async () => {
+      const user = await newUser(apps.t);
+      await user.client.get('/api/apps/authorize?provider=suite');
+      const res = await user.client.get('/api/apps/callback?code=abc&state=forged');
+      expect(res.status).toBe(400);
+      expect(bindingCookie(res)).toMatch(/; Max-Age=0/);
     });
   });
 

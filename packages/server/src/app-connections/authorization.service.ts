@@ -7,12 +7,14 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import * as repo from './app-connections.repo.js';
+import { isSameBrowser, newBrowserBinding } from './browser-binding.js';
 import type { ProviderClient } from './oauth-client.js';
 import { readIdentity } from './provider-api.js';
 import { PROVIDERS } from './providers.js';
 import { describeProviderError } from './refresh-errors.js';
 import { grantedScopes, resolveRequestedScopes } from './scopes.js';
 import type { TokenCipher } from './token-cipher.js';
+import { accessTokenLifetime } from './token-freshness.js';
 
 /** The authorization window (spec: 10 minutes). */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -44,9 +46,7 @@ export function createAuthorizationService(deps: {
   ): Promise<string> {
     const now = clock.now();
     const provider = state.provider;
-    const expiresAt = PROVIDERS[provider].refreshes
-      ? new Date(now.getTime() + (tokens.expires_in ?? 3600) * 1000)
-      : null;
+    const lifetime = PROVIDERS[provider].refreshes ? accessTokenLifetime(tokens) : null;
     return database.transaction(async (tx) => {
       // The user may have left the account during the 10 minutes.
       await accounts.requireMember(tx, { userId: state.userId }, state.accountId);
@@ -66,7 +66,8 @@ export function createAuthorizationService(deps: {
           ...identity,
           accessToken: cipher.seal(tokens.access_token, binding),
           refreshToken: tokens.refresh_token ? cipher.seal(tokens.refresh_token, binding) : null,
-          accessTokenExpiresAt: expiresAt,
+          accessTokenExpiresAt: lifetime && new Date(now.getTime() + lifetime.ms),
+          accessTokenLifetimeSeconds: lifetime?.seconds ?? null,
           createdAt: now,
           updatedAt: now,
         };
@@ -80,17 +81,21 @@ export function createAuthorizationService(deps: {
   }
 
   return {
-    /** The provider's consent URL. Refusals (scope, configuration, account) come first. */
+    /**
+     * The provider's consent URL and the browser binding value, which the caller sets as a
+     * cookie in the browser that asked. Refusals (scope, configuration, account) come first.
+     */
     async authorize(
       userId: string,
       input: { provider: AppProvider; scopes?: string; accountId?: string },
-    ): Promise<URL> {
+    ): Promise<{ url: URL; browserBinding: string }> {
       const scopes = resolveRequestedScopes(input.provider, input.scopes);
       const client = deps.clients[input.provider];
       if (!client) throw new AppError('provider_not_configured');
       const account = await accounts.resolveTargetAccount(database.db, userId, input.accountId);
       const state = randomBytes(32).toString('base64url');
       const codeVerifier = oidc.randomPKCECodeVerifier();
+      const binding = newBrowserBinding();
       const now = clock.now();
       await repo.deleteExpiredStates(database.db, now);
       await repo.insertState(database.db, {
@@ -100,11 +105,12 @@ export function createAuthorizationService(deps: {
         provider: input.provider,
         codeVerifier,
         scopes,
+        browserBindingHash: binding.hash,
         expiresAt: new Date(now.getTime() + STATE_TTL_MS),
         createdAt: now,
       });
       const definition = PROVIDERS[input.provider];
-      return oidc.buildAuthorizationUrl(client.oidc, {
+      const url = oidc.buildAuthorizationUrl(client.oidc, {
         redirect_uri: deps.redirectUri,
         scope: scopes.join(definition.scopeSeparator),
         state,
@@ -112,13 +118,18 @@ export function createAuthorizationService(deps: {
         code_challenge_method: 'S256',
         ...definition.extraAuthorizeParams,
       });
+      return { url, browserBinding: binding.value };
     },
 
     /**
-     * Consumes the state first (single use, whatever happens next), then exchanges the code with
+     * Consumes the state first (single use, whatever happens next), refuses a browser other than
+     * the one that authorized (`browserBinding`: its cookie's value), then exchanges the code with
      * the stored verifier at the provider the state names (never another: mix-up defence).
      */
-    async callback(query: URLSearchParams): Promise<CallbackOutcome> {
+    async callback(
+      query: URLSearchParams,
+      browserBinding: string | undefined,
+    ): Promise<CallbackOutcome> {
       const state = query.get('state');
       const consumed = state ? await repo.consumeState(database.db, hashState(state)) : undefined;
       if (!state || !consumed || consumed.expiresAt <= clock.now()) {
@@ -126,6 +137,14 @@ export function createAuthorizationService(deps: {
         return { outcome: 'failed' };
       }
       const provider = consumed.provider;
+      // Someone else's browser: its consent must not land in the account that authorized.
+      if (!isSameBrowser(browserBinding, consumed.browserBindingHash)) {
+        log.info(
+          { provider, reason: browserBinding ? 'other_browser' : 'no_browser_binding' },
+          'app callback refused',
+        );
+        return { outcome: 'failed', provider };
+      }
       const client = deps.clients[provider];
       if (query.has('error') || !client) {
         log.info(

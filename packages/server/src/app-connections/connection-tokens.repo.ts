@@ -45,6 +45,7 @@ export const storeRefreshedTokens = (
     accessToken: string;
     refreshToken: string;
     accessTokenExpiresAt: Date;
+    accessTokenLifetimeSeconds: number;
     scopes: string[];
     updatedAt: Date;
   },

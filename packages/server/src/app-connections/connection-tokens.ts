@@ -14,9 +14,8 @@ import { PROVIDERS } from './providers.js';
 import { classifyRefreshError, describeProviderError } from './refresh-errors.js';
 import { grantedScopes } from './scopes.js';
 import { type TokenCipher, TokenCipherError } from './token-cipher.js';
+import { accessTokenLifetime, isFresh } from './token-freshness.js';
 
-/** A cached token is handed out while more than this remains (decisions.md). */
-export const FRESH_FOR_MS = 5 * 60_000;
 /** `code` tokens: the provider revokes them after a year unused. */
 const CODE_TOKEN_LIFETIME_MS = 365 * 24 * 3600_000;
 /** Beyond the refresh timeout, so a live holder never loses its lease. */
@@ -47,9 +46,6 @@ export function createConnectionTokens(deps: {
     connectionId: row.id,
     provider: row.provider,
   });
-  const isFresh = (row: AppConnectionRow) =>
-    row.accessTokenExpiresAt !== null &&
-    row.accessTokenExpiresAt.getTime() - clock.now().getTime() > FRESH_FOR_MS;
   const dead = () => new AppError('connection_error');
   const unavailable = (message: string) => new AppError('refresh_unavailable', { message });
 
@@ -115,12 +111,14 @@ export function createConnectionTokens(deps: {
       throw dead();
     }
     const now = clock.now();
-    const expiresAt = new Date(now.getTime() + (tokens.expires_in ?? 3600) * 1000);
+    const lifetime = accessTokenLifetime(tokens);
+    const expiresAt = new Date(now.getTime() + lifetime.ms);
     // Rotated refresh tokens are stored before anyone is answered; a missing one keeps the old.
     const stored = await leases.storeRefreshedTokens(db, row.id, row.refreshToken, {
       accessToken: cipher.seal(tokens.access_token, binding(row)),
       refreshToken: cipher.seal(tokens.refresh_token ?? refreshToken, binding(row)),
       accessTokenExpiresAt: expiresAt,
+      accessTokenLifetimeSeconds: lifetime.seconds,
       scopes: tokens.scope ? grantedScopes(row.provider, tokens.scope, row.scopes) : row.scopes,
       updatedAt: now,
     });
@@ -140,7 +138,7 @@ export function createConnectionTokens(deps: {
       const held = await leases.takeRefreshLease(db, id, { owner, now, until });
       if (held) {
         // Re-check after taking it: another process may have refreshed just before.
-        if (isFresh(held)) {
+        if (isFresh(held, clock.now())) {
           await leases.releaseRefreshLease(db, id, owner);
           return answer(held, held.accessTokenExpiresAt!);
         }
@@ -158,7 +156,7 @@ export function createConnectionTokens(deps: {
       }
       const row = await repo.findConnection(db, id);
       if (!row || row.status === 'error') throw dead();
-      if (isFresh(row)) return answer(row, row.accessTokenExpiresAt!);
+      if (isFresh(row, clock.now())) return answer(row, row.accessTokenExpiresAt!);
       if (row.refreshFailedAt && row.refreshFailedAt >= startedAt) {
         throw unavailable('the concurrent refresh failed');
       }
@@ -176,7 +174,7 @@ export function createConnectionTokens(deps: {
         await leases.touchTokenRequest(db, row.id, now);
         return answer(row, new Date(now.getTime() + CODE_TOKEN_LIFETIME_MS));
       }
-      if (isFresh(row)) return answer(row, row.accessTokenExpiresAt!);
+      if (isFresh(row, clock.now())) return answer(row, row.accessTokenExpiresAt!);
       let pending = inFlight.get(row.id);
       if (!pending) {
         pending = refreshSerialized(row.id).finally(() => inFlight.delete(row.id));

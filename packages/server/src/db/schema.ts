@@ -174,6 +174,8 @@ export interface AppAuthorizationStatesTable {
   provider: AppProvider;
   codeVerifier: string;
   scopes: string[];
+  /** SHA-256 of the browser binding cookie's value (browser-binding.ts). */
+  browserBindingHash: string;
   expiresAt: Date;
   createdAt: CreatedAt;
 }
@@ -193,6 +195,8 @@ export interface AppConnectionsTable {
   accessToken: string;
   /** `null`: the token does not expire (`code`). */
   accessTokenExpiresAt: Date | null;
+  /** The provider's `expires_in` for the current access token; `null`: unknown or `code`. */
+  accessTokenLifetimeSeconds: number | null;
   tokenRequestedAt: Date | null;
   refreshLeaseOwner: string | null;
   refreshLeaseUntil: Date | null;
