@@ -19,7 +19,7 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   });
 
   router.mount(api.signIn, async ({ body }, c) => {
-    const address = clientAddress(c, ctx.config.http.trustProxy);
+    const address = clientAddress(c, ctx.config.http);
     const { user, session } = await accounts.signIn({ ...body, clientAddress: address });
     writeSessionCookie(c, session, secure);
     return { user };
