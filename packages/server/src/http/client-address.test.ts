@@ -10,7 +10,11 @@ async function addressOf(trust: ProxyTrust, forwardedFor?: string) {
   app.get('/', (c) => c.text(clientAddress(c, trust)));
   const headers = forwardedFor === undefined ? undefined : { 'x-forwarded-for': forwardedFor };
   // @hono/node-server hands the app the incoming message; its socket is the peer.
-  const res = await app.request('/', { headers }, { incoming: { socket: { remoteAddress: PEER } } });
+  const res = await app.request(
+    '/',
+    { headers },
+    { incoming: { socket: { remoteAddress: PEER } } },
+  );
   return res.text();
 }
 
