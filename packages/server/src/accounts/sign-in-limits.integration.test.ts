@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
-import { SIGN_IN_LIMITS, SIGN_UP_LIMITS } from './sign-in-limits.js';
+import { createLogger } from '../logger.js';
+import { accountsJobs } from './accounts.jobs.js';
+import { LONGEST_FORGET_MS, SIGN_IN_LIMITS, SIGN_UP_LIMITS } from './sign-in-limits.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -86,6 +88,24 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
     for (let i = 0; i < free; i++) {
       expect((await signIn('203.0.117.1', email, 'guess')).status).toBe(401);
     }
+  });
+
+  it('the hourly sweep drops only counters every policy has forgotten', async () => {
+    const email = await newOwner();
+    await signIn('203.0.120.1', email, 'guess');
+    const keys = async () =>
+      (await t.ctx.database.db.selectFrom('rateLimits').select('key').execute()).length;
+    const [sweep] = accountsJobs({
+      database: t.ctx.database,
+      clock: t.clock,
+      log: createLogger({ logLevel: 'silent' }),
+    });
+    const before = await keys();
+    await sweep?.run({}, {} as never);
+    expect(await keys()).toBe(before);
+    t.clock.advance(LONGEST_FORGET_MS);
+    await sweep?.run({}, {} as never);
+    expect(await keys()).toBe(0);
   });
 
   it('limits sign-ups per address', async () => {
