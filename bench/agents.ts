@@ -50,7 +50,7 @@ async function runOn(databaseUrl: string | undefined, statements: () => number) 
   });
   await startContext(ctx, { work: true });
   try {
-    const { user } = await ctx.accounts.signUp({
+    const { user } = await ctx.accounts.createUser({
       email: `bench-${randomBytes(4).toString('hex')}@example.com`,
       password: 'benchmark password',
       name: 'Bench',

@@ -59,7 +59,7 @@ export const signUp = defineEndpoint({
   summary: 'Create a user and their personal account, and sign in.',
   body: z.object({ email: Email, password: Password, name: PersonName }),
   response: { status: 201, body: z.object({ user: User, account: AccountMembership }) },
-  errors: ['email_taken'],
+  errors: ['email_taken', 'rate_limited'],
 });
 
 export const signIn = defineEndpoint({

@@ -12,6 +12,8 @@ export const ErrorCode = z.enum([
   'not_found',
   'invalid_state',
   'payload_too_large',
+  'headers_too_large',
+  'request_timeout',
   'rate_limited',
   'internal_error',
   // Sign-in and accounts
@@ -63,6 +65,8 @@ export const errorStatus = {
   not_found: 404,
   invalid_state: 409,
   payload_too_large: 413,
+  headers_too_large: 431,
+  request_timeout: 408,
   rate_limited: 429,
   internal_error: 500,
   invalid_credentials: 401,

@@ -65,7 +65,9 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
     bodyLimit({
       maxSize,
       onError: () => {
-        throw new AppError('payload_too_large');
+        // The rest of the body may still be on its way: the connection cannot carry another
+        // request, and saying so keeps a keep-alive client from sending one into a closing socket.
+        throw new AppError('payload_too_large', { headers: { Connection: 'close' } });
       },
     });
   const limitBody = limit(MAX_BODY_BYTES);

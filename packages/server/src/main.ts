@@ -1,9 +1,9 @@
-import { serve } from '@hono/node-server';
 import { startAdminSocket } from './admin/admin-socket.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
 import { createContext, startContext, stopContext } from './context.js';
+import { startHttpServer } from './http/http-server.js';
 import { createLogger, subsystemLoggers } from './logger.js';
 
 type Role = 'all' | 'api' | 'worker';
@@ -27,10 +27,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   const closers: (() => Promise<void>)[] = [];
   if (role !== 'worker') {
     const app = createApp(ctx);
-    const server = serve(
-      { fetch: app.fetch, port: config.http.port, hostname: config.http.host },
-      (info) =>
-        loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
+    const server = startHttpServer(app, config.http, (info) =>
+      loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
     );
     closers.push(
       () =>

@@ -8,9 +8,18 @@ export interface TestResponse<T = any> {
   readonly body: T;
 }
 
+let clients = 0;
+
+/** A client address of its own for each new client (198.18.0.0/15 is for tests). */
+const nextAddress = () => {
+  clients += 1;
+  return `198.18.${(clients >> 8) & 255}.${clients & 255}`;
+};
+
 /**
  * Calls the app in memory like a browser on the dashboard's origin would: it keeps cookies and
- * sends `Origin` on unsafe requests (pass `origin: null` to send none).
+ * sends `Origin` on unsafe requests (pass `origin: null` to send none). Each client connects from
+ * an address of its own, as @hono/node-server would report it, unless one is given.
  */
 export class TestClient {
   readonly cookies = new Map<string, string>();
@@ -18,6 +27,7 @@ export class TestClient {
   constructor(
     readonly app: Fetchable,
     readonly origin: string,
+    readonly address: string = nextAddress(),
   ) {}
 
   get = (path: string, options?: RequestOptions) => this.request('GET', path, options);
@@ -43,11 +53,12 @@ export class TestClient {
       body = JSON.stringify(options.body);
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }
-    const res = await this.app.request(path, {
-      method,
-      headers,
-      ...(body !== undefined && { body }),
-    });
+    const res = await this.app.request(
+      path,
+      { method, headers, ...(body !== undefined && { body }) },
+      // What @hono/node-server hands the app: `getConnInfo` reads the peer from it.
+      { incoming: { socket: { remoteAddress: this.address } } },
+    );
     this.#keepCookies(res.headers);
     const text = await res.text();
     const isJson = res.headers.get('content-type')?.includes('json');

@@ -38,8 +38,8 @@ export interface TestContext {
   readonly logs: LogCapture;
   /** The compute driver, unless the test passed its own. */
   readonly compute: TestComputeDriver;
-  /** A new browser-like client (own cookies) on the same app. */
-  newClient(): TestClient;
+  /** A new browser-like client (own cookies, own address unless given) on the same app. */
+  newClient(address?: string): TestClient;
   close(): Promise<void>;
 }
 
@@ -69,7 +69,8 @@ export async function createTestContext(
   });
   await startContext(ctx, { work: true });
   const app = createApp(ctx);
-  const newClient = () => new TestClient(app, new URL(config.http.publicUrl).origin);
+  const newClient = (address?: string) =>
+    new TestClient(app, new URL(config.http.publicUrl).origin, address);
   return {
     ctx,
     app,

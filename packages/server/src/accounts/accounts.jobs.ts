@@ -3,10 +3,11 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { defineJob } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
+import { deleteRateLimitsBefore } from './rate-limits.repo.js';
 import { deleteExpiredSessions } from './sessions.repo.js';
-import { deleteStaleRateLimits } from './sign-in-limits.js';
+import { LONGEST_FORGET_MS } from './sign-in-limits.js';
 
-/** Hourly: drop expired sessions and finished sign-in rate-limit windows. */
+/** Hourly: drop expired sessions and sign-in and sign-up counters every policy has forgotten. */
 export function accountsJobs(deps: { database: Database; clock: Clock; log: Logger }) {
   return [
     defineJob({
@@ -17,7 +18,10 @@ export function accountsJobs(deps: { database: Database; clock: Clock; log: Logg
       async run() {
         const now = deps.clock.now();
         const sessions = await deleteExpiredSessions(deps.database.db, now);
-        const rateLimits = await deleteStaleRateLimits(deps.database.db, now);
+        const rateLimits = await deleteRateLimitsBefore(
+          deps.database.db,
+          new Date(now.getTime() - LONGEST_FORGET_MS),
+        );
         deps.log.info({ sessions, rateLimits }, 'swept expired sessions and rate limits');
       },
     }),

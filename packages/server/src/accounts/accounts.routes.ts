@@ -13,13 +13,14 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   const secure = ctx.config.http.secureCookies;
 
   router.mount(api.signUp, async ({ body }, c) => {
-    const { user, account, session } = await accounts.signUp(body);
+    const address = clientAddress(c, ctx.config.http);
+    const { user, account, session } = await accounts.signUp({ ...body, clientAddress: address });
     writeSessionCookie(c, session, secure);
     return { user, account };
   });
 
   router.mount(api.signIn, async ({ body }, c) => {
-    const address = clientAddress(c, ctx.config.http.trustProxy);
+    const address = clientAddress(c, ctx.config.http);
     const { user, session } = await accounts.signIn({ ...body, clientAddress: address });
     writeSessionCookie(c, session, secure);
     return { user };

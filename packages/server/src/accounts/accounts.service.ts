@@ -6,9 +6,10 @@ import type { AccountRow, UserRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import * as repo from './accounts.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
+import { forgetAttempts, refundAttempt, takeAttempt } from './rate-limits.repo.js';
 import { hashSessionId, newSessionId, SESSION_TTL_MS } from './sessions.js';
 import * as sessionsRepo from './sessions.repo.js';
-import { refundSignInAttempt, takeSignInAttempt } from './sign-in-limits.js';
+import { signInCounters, signUpCounter } from './sign-in-limits.js';
 import { firstFreeSlug, personalSlugBase } from './slugs.js';
 
 /** Who acts: a signed-in user, or the operator through the admin CLI (no membership checks). */
@@ -146,7 +147,10 @@ export function createAccountsService({
     /** Ids of every account the user is a member of. */
     memberAccountIds: (executor: Executor, userId: string) => repo.listAccountIds(executor, userId),
 
-    async signUp(input: { email: string; password: string; name: string }) {
+    async signUp(input: { email: string; password: string; name: string; clientAddress: string }) {
+      await database.transaction((tx) =>
+        takeAttempt(tx, [signUpCounter(input.clientAddress)], clock.now()),
+      );
       // Refuse a taken address before spending a hash on it (checked again in the transaction).
       if (await repo.findUserByEmail(db, input.email)) throw new AppError('email_taken');
       const passwordHash = await hashPassword(input.password, passwordCost);
@@ -178,11 +182,17 @@ export function createAccountsService({
     },
 
     async signIn(input: { email: string; password: string; clientAddress: string }) {
-      await takeSignInAttempt(db, input.email, input.clientAddress, clock.now());
+      // Charged before the password is checked, so a parallel burst cannot slip past a wait.
+      const counters = signInCounters(input.email, input.clientAddress);
+      await database.transaction((tx) =>
+        takeAttempt(tx, [counters.accountAddress, counters.address], clock.now()),
+      );
       const user = await repo.findUserByEmail(db, input.email);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !ok) throw new AppError('invalid_credentials');
-      await refundSignInAttempt(db, input.email, input.clientAddress);
+      // Only failures slow an address down; the account's streak from here is over.
+      await forgetAttempts(db, counters.accountAddress.key);
+      await refundAttempt(db, counters.address.key);
       const session = await database.transaction((tx) => newSession(tx, user.id));
       return { user: toUser(user), session };
     },

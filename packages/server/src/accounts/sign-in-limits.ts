@@ -1,68 +1,47 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
-import { AppError } from '../errors.js';
+import type { BackoffPolicy } from '../util/attempt-backoff.js';
+import type { RateCounter } from './rate-limits.repo.js';
 
-/** Failed sign-ins allowed per window, by e-mail address and by client address. */
-export const SIGN_IN_LIMITS = { windowMs: 15 * 60_000, perEmail: 10, perAddress: 50 } as const;
-
-// E-mail addresses are hashed so the table holds no personal data.
-const keysFor = (email: string, address: string) => [
-  {
-    key: `sign-in:email:${createHash('sha256').update(email).digest('hex')}`,
-    limit: SIGN_IN_LIMITS.perEmail,
-  },
-  { key: `sign-in:address:${address}`, limit: SIGN_IN_LIMITS.perAddress },
-];
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
 
 /**
- * Counts a sign-in attempt before the password is checked, atomically per counter, and throws
- * `rate_limited` (with `Retry-After`) once either counter is over its limit. Counting first is what
- * keeps a parallel burst from slipping past the limit; a successful sign-in gives its attempt back
- * (`refundSignInAttempt`), so only failures use the allowance.
+ * Sign-in attempts slow down per (account, client address) and per client address, never per
+ * account alone: a storm of wrong passwords from elsewhere cannot lock the owner out. Past the
+ * free attempts each one waits twice as long as the one before (1 s, 2 s, … 15 minutes at most);
+ * a successful sign-in ends its (account, address) streak and gives its address attempt back.
  */
-export async function takeSignInAttempt(db: Executor, email: string, address: string, now: Date) {
-  const windowStart = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
-  for (const { key, limit } of keysFor(email, address)) {
-    const row = await db
-      .insertInto('rateLimits')
-      .values({ key, windowStartedAt: now, attempts: 1 })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          attempts: sql`case when rate_limits.window_started_at <= ${windowStart} then 1 else rate_limits.attempts + 1 end`,
-          windowStartedAt: sql`case when rate_limits.window_started_at <= ${windowStart} then ${now} else rate_limits.window_started_at end`,
-        }),
-      )
-      .returning(['attempts', 'windowStartedAt'])
-      .executeTakeFirstOrThrow();
-    if (row.attempts > limit) {
-      const resetsAt = row.windowStartedAt.getTime() + SIGN_IN_LIMITS.windowMs;
-      const retryAfter = Math.max(1, Math.ceil((resetsAt - now.getTime()) / 1000));
-      throw new AppError('rate_limited', {
-        message: 'too many failed sign-ins',
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
-  }
-}
+export const SIGN_IN_LIMITS = {
+  perAccountAddress: { free: 5, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, forgetMs: HOUR },
+  perAddress: { free: 20, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, forgetMs: HOUR },
+} as const satisfies Record<string, BackoffPolicy>;
 
-/** Gives a successful sign-in's attempt back to both counters. */
-export async function refundSignInAttempt(db: Executor, email: string, address: string) {
-  for (const { key } of keysFor(email, address)) {
-    await db
-      .updateTable('rateLimits')
-      .set({ attempts: sql`greatest(attempts - 1, 0)` })
-      .where('key', '=', key)
-      .execute();
-  }
-}
+/** Sign-ups per client address, successful or not: ten, then 1 minute doubling to an hour. */
+export const SIGN_UP_LIMITS = {
+  perAddress: { free: 10, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 24 * HOUR },
+} as const satisfies Record<string, BackoffPolicy>;
 
-export const deleteStaleRateLimits = async (db: Executor, now: Date) =>
-  Number(
-    (
-      await db
-        .deleteFrom('rateLimits')
-        .where('windowStartedAt', '<=', new Date(now.getTime() - SIGN_IN_LIMITS.windowMs))
-        .executeTakeFirst()
-    ).numDeletedRows,
-  );
+/** Every counter here is forgotten after this long without an attempt. */
+export const LONGEST_FORGET_MS = Math.max(
+  ...[...Object.values(SIGN_IN_LIMITS), ...Object.values(SIGN_UP_LIMITS)].map((p) => p.forgetMs),
+);
+
+// Keys are hashed so the table holds neither e-mail nor IP addresses.
+const key = (kind: string, ...parts: string[]) =>
+  `${kind}:${createHash('sha256').update(parts.join('\n')).digest('hex')}`;
+
+/** The counters a sign-in is charged to; `email` as the contract normalized it. */
+export const signInCounters = (email: string, address: string) =>
+  ({
+    accountAddress: {
+      key: key('sign-in:account-address', email, address),
+      policy: SIGN_IN_LIMITS.perAccountAddress,
+    },
+    address: { key: key('sign-in:address', address), policy: SIGN_IN_LIMITS.perAddress },
+  }) satisfies Record<string, RateCounter>;
+
+export const signUpCounter = (address: string): RateCounter => ({
+  key: key('sign-up:address', address),
+  policy: SIGN_UP_LIMITS.perAddress,
+});

@@ -12,6 +12,8 @@ describe('loadConfig', () => {
       port: 8080,
       publicUrl: 'http://localhost:8080',
       secureCookies: false,
+      trustProxy: false,
+      trustedProxyHops: 1,
     });
     expect(config.database.kind).toBe('pglite');
     expect(config.dataDir).toMatch(/\/data$/);
@@ -22,6 +24,12 @@ describe('loadConfig', () => {
     expect(config.providers.suite.clientId).toBeUndefined();
     expect(secrets.encryption).toBeUndefined();
     expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('reads how many proxies to trust, at least one', () => {
+    const { config } = loadConfig({ TRUST_PROXY: 'true', TRUSTED_PROXY_HOPS: '2' });
+    expect(config.http).toMatchObject({ trustProxy: true, trustedProxyHops: 2 });
+    expect(() => loadConfig({ TRUSTED_PROXY_HOPS: '0' })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 
   it('uses PostgreSQL when DATABASE_URL is set and marks HTTPS public URLs for secure cookies', () => {

@@ -45,6 +45,11 @@ export interface Config {
     readonly secureCookies: boolean;
     /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it). */
     readonly trustProxy: boolean;
+    /**
+     * With `trustProxy`: how many proxies of the operator's append to `X-Forwarded-For`. The client
+     * is the entry that many from the right; entries left of it are whatever the client sent.
+     */
+    readonly trustedProxyHops: number;
     /** Where an Agent's gateway is served on cloud drivers: `<scheme>://<subdomain>.<domain>/`. */
     readonly agentOrigin: { readonly scheme: 'http' | 'https'; readonly domain: string };
     /** The built dashboard (`npm run build`), served at `/` and `/dashboard/`. */
@@ -138,6 +143,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       publicUrl,
       secureCookies: publicUrl.startsWith('https:'),
       trustProxy: env.TRUST_PROXY,
+      trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       // Without AGENT_DOMAIN, Agents are subdomains of the public URL's host.
       agentOrigin: env.AGENT_DOMAIN
         ? { scheme: 'https', domain: env.AGENT_DOMAIN }

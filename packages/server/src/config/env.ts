@@ -37,6 +37,8 @@ export const EnvSchema = z.object({
       .optional(),
   ),
   TRUST_PROXY: boolean,
+  /** How many proxies in front of the service append to `X-Forwarded-For` (with TRUST_PROXY). */
+  TRUSTED_PROXY_HOPS: integer(1, 1, 10),
   DASHBOARD_DIR: optional,
   ENCRYPTION_KEYS: optional,
   HMAC_KEY: optional,

@@ -60,9 +60,10 @@ export interface SessionsTable {
   expiresAt: Date;
 }
 
+/** One attempt counter (`util/attempt-backoff.ts`): its current streak. */
 export interface RateLimitsTable {
   key: string;
-  windowStartedAt: Date;
+  lastAttemptAt: Date;
   attempts: number;
 }
 

@@ -1,14 +1,29 @@
+import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 
+/** How the service sits behind proxies: `Config['http']`'s part that `clientAddress` reads. */
+export interface ProxyTrust {
+  readonly trustProxy: boolean;
+  readonly trustedProxyHops: number;
+}
+
 /**
- * The client's address: the socket's peer, or with `trustProxy` the first `X-Forwarded-For`
- * entry (set only by a proxy the operator trusts). In-memory test requests have no socket.
+ * The client's address: the socket's peer, or with `trustProxy` the `X-Forwarded-For` entry the
+ * outermost trusted proxy appended, `trustedProxyHops` from the right. Each proxy appends the
+ * address it was connected from, so the entries left of those are whatever the client wrote and
+ * can name anyone. Fewer entries than hops (a proxy that did not append) leaves the leftmost, which
+ * a trusted proxy still wrote; an entry that is no IP address is ignored for the socket's peer.
+ * In-memory requests without a socket are `unknown`.
  */
-export function clientAddress(c: Context, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-    if (forwarded) return forwarded;
+export function clientAddress(c: Context, trust: ProxyTrust): string {
+  if (trust.trustProxy) {
+    const entries = (c.req.header('x-forwarded-for') ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    const forwarded = entries[Math.max(0, entries.length - trust.trustedProxyHops)];
+    if (forwarded && isIP(forwarded)) return forwarded;
   }
   try {
     return getConnInfo(c).remote.address ?? 'unknown';

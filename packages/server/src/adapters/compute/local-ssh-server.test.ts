@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair as makeKeyPair, ssh as openssh } from '../../../test/openssh.js';
 import { createLogger } from '../../logger.js';
 import { hashPasswordForShadow } from '../../plain-vms/cloud-init.js';
-import { startSshServer } from './local-ssh-server.js';
+import { SSH_LOGIN_BACKOFF, startSshServer } from './local-ssh-server.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-ssh-'));
 const home = mkdtempSync(path.join(tmpdir(), 'svc-ssh-home-'));
@@ -82,23 +82,67 @@ describe('local Plain VM SSH server', () => {
   });
 
   it('accepts the one-time password when it is enabled, and nothing else', async () => {
-    const login = (password: string) =>
-      new Promise<boolean>((resolve) => {
-        const client = new Client();
-        client.on('ready', () => {
-          client.end();
-          resolve(true);
-        });
-        client.on('error', () => resolve(false));
-        client.connect({
-          host: '127.0.0.1',
-          port: server.port,
-          username: 'ubuntu',
-          password,
-          tryKeyboard: false,
-        });
-      });
-    expect(await login('one-time')).toBe(true);
-    expect(await login('one-time!')).toBe(false);
+    expect(await passwordLogin(server.port, 'one-time')).toBe(true);
+    expect(await passwordLogin(server.port, 'one-time!')).toBe(false);
   });
 });
+
+describe('local Plain VM SSH server: failed logins', () => {
+  let nowMs = Date.now();
+  let server: Awaited<ReturnType<typeof startSshServer>>;
+
+  beforeAll(async () => {
+    server = await startSshServer({
+      hostKey: utils.generateKeyPairSync('ed25519').private,
+      log: createLogger({ logLevel: 'silent' }),
+      now: () => nowMs,
+      access: () => ({
+        user: 'ubuntu',
+        authorizedKeys: [],
+        passwordHash: hashPasswordForShadow('one-time'),
+        home,
+        rules: DEFAULT_FIREWALL_RULES,
+      }),
+    });
+  });
+  afterAll(() => server?.close());
+
+  it('slows down one source address with growing waits, and leaves other addresses alone', async () => {
+    const { free, baseDelayMs } = SSH_LOGIN_BACKOFF;
+    for (let i = 0; i < free; i++) expect(await passwordLogin(server.port, 'guess')).toBe(false);
+    // Even the right password waits now: the address has used its free failures.
+    expect(await passwordLogin(server.port, 'one-time')).toBe(false);
+    // Another address (loopback reaches the server from any 127/8 source) is not slowed down.
+    expect(await passwordLogin(server.port, 'one-time', '127.0.0.2')).toBe(true);
+
+    nowMs += baseDelayMs;
+    expect(await passwordLogin(server.port, 'guess')).toBe(false);
+    // The next wait is twice as long.
+    nowMs += baseDelayMs;
+    expect(await passwordLogin(server.port, 'one-time')).toBe(false);
+    nowMs += baseDelayMs;
+    expect(await passwordLogin(server.port, 'one-time')).toBe(true);
+  });
+});
+
+/** Whether a password login as `ubuntu` succeeds, from `localAddress` (default 127.0.0.1). */
+function passwordLogin(port: number, password: string, localAddress?: string) {
+  return new Promise<boolean>((resolve) => {
+    const client = new Client();
+    client.on('ready', () => {
+      client.end();
+      resolve(true);
+    });
+    // A refused connection may end without an error; a promise keeps its first answer.
+    client.on('error', () => resolve(false));
+    client.on('close', () => resolve(false));
+    client.connect({
+      host: '127.0.0.1',
+      port,
+      username: 'ubuntu',
+      password,
+      tryKeyboard: false,
+      ...(localAddress && { localAddress }),
+    });
+  });
+}

@@ -10,6 +10,7 @@ import ssh2, {
 import { verify as verifyCrypt } from 'unixcrypt';
 import type { Logger } from '../../logger.js';
 import { allows } from '../../plain-vms/firewall.js';
+import { AttemptLimiter, type BackoffPolicy } from '../../util/attempt-backoff.js';
 
 /** Who may log in to a local Plain VM, read afresh for every connection. */
 export interface SshAccess {
@@ -29,7 +30,21 @@ export interface SshServerOptions {
   readonly port?: number;
   readonly access: () => Promise<SshAccess> | SshAccess;
   readonly log: Logger;
+  /** Milliseconds since the epoch; tests move it to pass the failed-login delays. */
+  readonly now?: () => number;
 }
+
+/**
+ * Failed logins per source address: five pass, then each must wait twice as long as the one
+ * before (1 s, 2 s, … up to 10 minutes) while every login from there, right or wrong, is refused.
+ * Other addresses are not affected, so a guessing client cannot lock the owner out.
+ */
+export const SSH_LOGIN_BACKOFF: BackoffPolicy = {
+  free: 5,
+  baseDelayMs: 1000,
+  maxDelayMs: 10 * 60_000,
+  forgetMs: 60 * 60_000,
+};
 
 // ssh2 is CommonJS: Node's ESM loader sees only its default export.
 const { Server, utils } = ssh2;
@@ -45,8 +60,9 @@ const SHELL_PATH = '/usr/local/bin:/usr/bin:/bin';
 export async function startSshServer(
   options: SshServerOptions,
 ): Promise<{ port: number; close(): Promise<void> }> {
+  const failures = new AttemptLimiter(SSH_LOGIN_BACKOFF, options.now);
   const server = new Server({ hostKeys: [options.hostKey] }, (client, info) => {
-    void serve(client, info.ip, options).catch((err) => {
+    void serve(client, info.ip, options, failures).catch((err) => {
       options.log.warn({ err }, 'ssh connection failed');
       client.end();
     });
@@ -62,7 +78,12 @@ export async function startSshServer(
   };
 }
 
-async function serve(client: Connection, peer: string, options: SshServerOptions) {
+async function serve(
+  client: Connection,
+  peer: string,
+  options: SshServerOptions,
+  failures: AttemptLimiter,
+) {
   client.on('error', () => {});
   const access = await options.access();
   if (!allows(access.rules, 'tcp', 22, peer)) {
@@ -70,7 +91,27 @@ async function serve(client: Connection, peer: string, options: SshServerOptions
     client.end();
     return;
   }
-  client.on('authentication', (ctx) => authenticate(ctx, access));
+  const refuseWhileWaiting = () => {
+    const wait = failures.waitMs(peer);
+    if (wait > 0) options.log.info({ peer, waitMs: wait }, 'ssh login refused: too many failures');
+    return wait > 0;
+  };
+  if (refuseWhileWaiting()) {
+    client.end();
+    return;
+  }
+  client.on('authentication', (ctx) => {
+    if (refuseWhileWaiting()) {
+      ctx.reject([]);
+      client.end();
+      return;
+    }
+    // `none` is how every client starts, and a key without a signature only asks whether it
+    // would do: neither is a guess.
+    const isGuess = ctx.method !== 'none' && !(ctx.method === 'publickey' && !ctx.signature);
+    if (authenticate(ctx, access)) return;
+    if (isGuess) failures.count(peer);
+  });
   client.on('ready', () => {
     client.on('session', (acceptSession) => {
       const session = acceptSession();
@@ -82,8 +123,17 @@ async function serve(client: Connection, peer: string, options: SshServerOptions
   });
 }
 
-function authenticate(ctx: AuthContext, access: SshAccess) {
-  if (ctx.username !== access.user) return ctx.reject();
+/** Accepts or rejects one authentication request; true when accepted. */
+function authenticate(ctx: AuthContext, access: SshAccess): boolean {
+  if (ctx.username === access.user && isAllowed(ctx, access)) {
+    ctx.accept();
+    return true;
+  }
+  ctx.reject(methods(access));
+  return false;
+}
+
+function isAllowed(ctx: AuthContext, access: SshAccess): boolean {
   if (ctx.method === 'publickey') {
     for (const line of access.authorizedKeys) {
       const key = utils.parseKey(line);
@@ -92,19 +142,16 @@ function authenticate(ctx: AuthContext, access: SshAccess) {
       if (ctx.key.algo !== key.type || !sameBytes(ctx.key.data, allowed)) continue;
       // Without a signature the client only asks whether this key would do.
       if (!ctx.signature || key.verify(ctx.blob as Buffer, ctx.signature, ctx.hashAlgo) === true) {
-        return ctx.accept();
+        return true;
       }
     }
-    return ctx.reject(methods(access));
+    return false;
   }
-  if (
+  return Boolean(
     ctx.method === 'password' &&
-    access.passwordHash &&
-    verifyCrypt(ctx.password, access.passwordHash)
-  ) {
-    return ctx.accept();
-  }
-  return ctx.reject(methods(access));
+      access.passwordHash &&
+      verifyCrypt(ctx.password, access.passwordHash),
+  );
 }
 
 const methods = (access: SshAccess): AuthenticationType[] =>

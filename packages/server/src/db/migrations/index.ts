@@ -8,6 +8,7 @@ import * as m0006 from './0006-app-connections.js';
 import * as m0007 from './0007-bundles.js';
 import * as m0008 from './0008-agent-gateway.js';
 import * as m0009 from './0009-app-oauth-hardening.js';
+import * as m0010 from './0010-attempt-backoff.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -23,4 +24,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0007-bundles': m0007,
   '0008-agent-gateway': m0008,
   '0009-app-oauth-hardening': m0009,
+  '0010-attempt-backoff': m0010,
 };
