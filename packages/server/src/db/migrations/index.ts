@@ -7,6 +7,7 @@ import * as m0005 from './0005-plain-vms.js';
 import * as m0006 from './0006-app-connections.js';
 import * as m0007 from './0007-bundles.js';
 import * as m0008 from './0008-agent-gateway.js';
+import * as m0011 from './0011-firewall-lease.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -21,4 +22,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0006-app-connections': m0006,
   '0007-bundles': m0007,
   '0008-agent-gateway': m0008,
+  '0011-firewall-lease': m0011,
 };
