@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { AgentState, FirewallRule } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
@@ -26,11 +27,20 @@ export const HAS_SERVER: readonly AgentState[] = [
 /** States the reconciler checks: no lifecycle job is working on the server. */
 const SETTLED: readonly AgentState[] = ['running', 'stopped'];
 
+/**
+ * How long a PUT waits for a lease someone else holds (the reconciler's check of one VM, or a
+ * change through another replica) before answering 409, polling every `LEASE_POLL_MS`.
+ */
+export const FIREWALL_LEASE_WAIT_MS = 5_000;
+const LEASE_POLL_MS = 50;
+
 export interface FirewallSyncDeps {
   readonly database: Database;
   readonly clock: Clock;
   readonly compute: ComputeDriver;
   readonly log: Logger;
+  /** Default `FIREWALL_LEASE_WAIT_MS`. */
+  readonly leaseWaitMs?: number;
 }
 
 /**
@@ -61,6 +71,26 @@ export function firewallSync(deps: FirewallSyncDeps) {
     });
   }
 
+  /** The lease for a change, waiting out a short hold by someone else; else 409. */
+  async function waitForLease(id: string) {
+    for (let waitedMs = 0; ; waitedMs += LEASE_POLL_MS) {
+      const held = await lease(id, HAS_SERVER);
+      if (held) return held;
+      const vm = await repo.findPlainVm(db, id);
+      if (!vm || !HAS_SERVER.includes(vm.state)) {
+        throw new AppError('invalid_state', {
+          message: `no firewall to change while ${vm?.state ?? 'destroyed'}`,
+        });
+      }
+      if (waitedMs >= (deps.leaseWaitMs ?? FIREWALL_LEASE_WAIT_MS)) {
+        throw new AppError('invalid_state', {
+          message: 'another firewall change is under way; try again',
+        });
+      }
+      await setTimeout(LEASE_POLL_MS);
+    }
+  }
+
   return {
     /**
      * Replaces the VM's rules and answers with what the provider reports (stored as its rules).
@@ -69,17 +99,7 @@ export function firewallSync(deps: FirewallSyncDeps) {
      * reconciler does it.
      */
     async replace(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
-      const held = await lease(id, HAS_SERVER);
-      if (!held) {
-        const vm = await repo.findPlainVm(db, id);
-        throw new AppError('invalid_state', {
-          message:
-            vm && HAS_SERVER.includes(vm.state)
-              ? 'another firewall change is under way; try again'
-              : `no firewall to change while ${vm?.state ?? 'destroyed'}`,
-        });
-      }
-      const { vm, until } = held;
+      const { vm, until } = await waitForLease(id);
       let reported: FirewallRule[];
       let isStored: boolean;
       try {

@@ -51,14 +51,17 @@ describe.each(databaseKinds)('the firewall in the database and at the provider o
   const shown = async (id: string) =>
     (await client.get(`/api/plain-vms/${id}/firewall`)).body.rules as FirewallRule[];
   const enforced = (id: string) => t.compute.servers.get(id)?.firewall;
-  /** The reconciler's firewall pass, as the `plain-vms.reconcile` job runs it. */
-  const reconcile = () =>
+  /** The firewall's keeper as another process would build it: same database, same provider. */
+  const sync = () =>
     firewallSync({
       database: t.ctx.database,
       clock: t.ctx.clock,
       compute: t.compute,
       log: t.ctx.log.root,
-    }).reconcile();
+      leaseWaitMs: 0,
+    });
+  /** The reconciler's firewall pass, as the `plain-vms.reconcile` job runs it. */
+  const reconcile = () => sync().reconcile();
 
   it('keeps both on the old rules when the driver applied the change but its answer was lost', async () => {
     const id = await runningVm();
@@ -109,14 +112,8 @@ describe.each(databaseKinds)('the firewall in the database and at the provider o
     t.compute.behave('setFirewall', { hang: true });
     const first = put(id, NEW_RULES);
     await waitFor(() => t.compute.calls.some((c) => c.call === 'setFirewall' && c.id === id));
-    // Another process's change: same database and provider, its own service.
-    const elsewhere = firewallSync({
-      database: t.ctx.database,
-      clock: t.ctx.clock,
-      compute: t.compute,
-      log: t.ctx.log.root,
-    });
-    await expect(elsewhere.replace(id, [MOSH])).rejects.toMatchObject({ code: 'invalid_state' });
+    // Another process's change.
+    await expect(sync().replace(id, [MOSH])).rejects.toMatchObject({ code: 'invalid_state' });
     const reads = () => t.compute.calls.filter((c) => c.call === 'getFirewall' && c.id === id);
     const readsBefore = reads().length;
     await reconcile();
