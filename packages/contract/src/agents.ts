@@ -154,7 +154,7 @@ export const cloneAgent = defineEndpoint({
   auth: 'session',
   tag: 'agents',
   summary:
-    'Clone a running or stopped current-cohort Agent: same region and provider, size never below the source.',
+    'Clone a running or stopped current-cohort Agent: same region and provider, size never below the source. Into another account only for an owner or admin of the source account.',
   params: AgentParams,
   body: z.object({
     name: AgentName,
@@ -174,7 +174,7 @@ export const transferAgent = defineEndpoint({
   auth: 'session',
   tag: 'agents',
   summary:
-    'Move a running or stopped Agent to an organization with active billing that the caller belongs to; it arrives metered.',
+    'Move a running or stopped Agent to an organization with active billing that the caller belongs to; it arrives metered. Only an owner or admin of the source account may.',
   params: AgentParams,
   body: z.object({ targetAccountId: Id }),
   response: { status: 200, body: Agent },

@@ -187,7 +187,7 @@ export const transferPlainVm = defineEndpoint({
   auth: 'session',
   tag,
   summary:
-    'Move a running or stopped Plain VM to an organization with active billing; it keeps running and arrives metered.',
+    'Move a running or stopped Plain VM to an organization with active billing; it keeps running and arrives metered. Only an owner or admin of the source account may.',
   params: Params,
   body: z.object({ targetAccountId: Id }),
   response: { status: 200, body: PlainVm.extend({ transferNote: z.string() }) },

@@ -159,6 +159,7 @@ export async function createContext(
       jobs,
       accounts,
       compute,
+      log: log.root.child({ subsystem: 'plain-vms' }),
       provisionTimeoutMs: config.timing.provisionTimeoutMs,
     }),
     bundles: {

@@ -120,6 +120,14 @@ export function createAccountsService({
     requireMember,
 
     /**
+     * `owner` or `admin` of the account (a plain member → `forbidden`). Besides billing and
+     * members, they alone may take a machine out of the account (transfer, clone elsewhere):
+     * members create and operate machines, but what leaves takes the account's data with it.
+     */
+    requireManager: (executor: Executor, actor: Actor, accountId: string) =>
+      requireMember(executor, actor, accountId, MANAGERS),
+
+    /**
      * The account a creation acts on: `accountId` when given (the caller must be a member), else
      * the caller's personal account.
      */

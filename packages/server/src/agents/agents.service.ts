@@ -181,9 +181,10 @@ export function createAgentsService(deps: AgentsDeps) {
     },
 
     /**
-     * Clones a running or stopped current-cohort Agent into the same region and provider. The
-     * source is "being cloned" until the clone's disk copy is done: it refuses DELETE, stop,
-     * restart and another clone meanwhile.
+     * Clones a running or stopped current-cohort Agent into the same region and provider; into
+     * another account only for an `owner` or `admin` of the source's. The source is "being
+     * cloned" until the clone's disk copy is done: it refuses DELETE, stop, restart and another
+     * clone meanwhile.
      */
     async clone(
       userId: string,
@@ -201,6 +202,10 @@ export function createAgentsService(deps: AgentsDeps) {
           userId,
           input.accountId ?? source.accountId,
         );
+        // A clone elsewhere carries the home out of the source account, as a transfer would.
+        if (account.id !== source.accountId) {
+          await accounts.requireManager(tx, { userId }, source.accountId);
+        }
         const cloneId = randomUUID();
         if (!(await repo.claimCloneSource(tx, sourceId, cloneId, clock.now()))) {
           throw new AppError('invalid_state', {

@@ -158,6 +158,8 @@ export interface PlainVmsTable {
   vaultEntryIds: Json<string[]>;
   authorizedKeys: Json<string[]>;
   firewallRules: Json<FirewallRule[]>;
+  /** While set and in the future, a firewall change at the provider is under way. */
+  firewallLeaseUntil: Generated<Date | null>;
   ipv4: string | null;
   ipv6: string | null;
   sshHost: string | null;

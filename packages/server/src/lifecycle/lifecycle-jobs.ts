@@ -29,6 +29,8 @@ export interface MachineKind<R extends MachineColumns> {
   createSpec(row: R): CreateServerSpec;
   /** In the transaction that moves the machine out of `provisioning` (`server` when it made it). */
   leftProvisioning?(tx: Executor, row: R, server: ServerInfo | undefined): Promise<void>;
+  /** What else the reconciler repairs for this kind (Plain VMs: firewalls the provider lost). */
+  reconcile?(): Promise<void>;
 }
 
 export interface LifecycleJobsDeps {
@@ -174,6 +176,7 @@ export function lifecycleJobs<R extends MachineColumns>(
             }
           });
         }
+        await machine.reconcile?.();
       },
     }),
 

@@ -104,6 +104,7 @@ export async function changeBilling<R extends MachineColumns>(
 /**
  * Moves a running or stopped machine to an organization with active billing that the user
  * belongs to; it arrives metered, usage splits at `at`, and both accounts get an audit event.
+ * Only an `owner` or `admin` of the source account may send a machine away.
  */
 export async function transferMachine<R extends MachineColumns>(
   tx: Executor,
@@ -114,6 +115,7 @@ export async function transferMachine<R extends MachineColumns>(
   also: MachineMove['also'] = {},
 ): Promise<R> {
   const { ref, at, userId } = deps;
+  await deps.accounts.requireManager(tx, { userId }, row.accountId);
   if (targetAccountId === row.accountId) {
     throw new AppError('invalid_request', {
       issues: [

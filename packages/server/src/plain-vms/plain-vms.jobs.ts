@@ -2,6 +2,7 @@ import { defaultUserOf } from '@svc/contract';
 import type { PlainVmRow } from '../db/schema.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
 import { buildUserData } from './cloud-init.js';
+import { firewallSync } from './firewall-sync.js';
 import * as repo from './plain-vms.repo.js';
 
 /** The jobs that complete Plain VM moves (`plain-vm.provision`, …, `plain-vms.reconcile`). */
@@ -37,4 +38,5 @@ export const plainVmJobs = (deps: LifecycleJobsDeps) =>
     leftProvisioning: async (tx, vm, server) => {
       await repo.recordServer(tx, vm.id, server);
     },
+    reconcile: () => firewallSync(deps).reconcile(),
   });

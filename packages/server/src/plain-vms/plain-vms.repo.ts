@@ -1,4 +1,4 @@
-import type { FirewallRule } from '@svc/contract';
+import type { AgentState, FirewallRule } from '@svc/contract';
 import type { Insertable } from 'kysely';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
 import type { Executor } from '../db/database.js';
@@ -52,10 +52,57 @@ export const recordServer = (db: Executor, id: string, server: ServerInfo | unde
     .where('id', '=', id)
     .execute();
 
-/** The rules as the provider reported them after a change. */
-export const setFirewallRules = (db: Executor, id: string, rules: readonly FirewallRule[]) =>
+/**
+ * Takes the VM's firewall lease until `until` if it is in one of `states` and nobody holds the
+ * lease right now; the row as it was then, or `undefined`.
+ */
+export const takeFirewallLease = (
+  db: Executor,
+  id: string,
+  states: readonly AgentState[],
+  at: { now: Date; until: Date },
+) =>
   db
     .updateTable('plainVms')
-    .set({ firewallRules: JSON.stringify(rules) })
+    .set({ firewallLeaseUntil: at.until })
     .where('id', '=', id)
+    .where('state', 'in', states)
+    .where((eb) =>
+      eb.or([eb('firewallLeaseUntil', 'is', null), eb('firewallLeaseUntil', '<=', at.now)]),
+    )
+    .returningAll()
+    .executeTakeFirst();
+
+/**
+ * Records the rules as the provider reported them and ends the lease, only while the lease taken
+ * until `until` is still this one (false: it expired and someone else may have acted since).
+ */
+export const storeFirewallRules = async (
+  db: Executor,
+  id: string,
+  rules: readonly FirewallRule[],
+  until: Date,
+) =>
+  (
+    await db
+      .updateTable('plainVms')
+      .set({ firewallRules: JSON.stringify(rules), firewallLeaseUntil: null })
+      .where('id', '=', id)
+      .where('firewallLeaseUntil', '=', until)
+      .executeTakeFirst()
+  ).numUpdatedRows > 0n;
+
+/** Ends the lease taken until `until`, if it is still that one. */
+export const releaseFirewallLease = (db: Executor, id: string, until: Date) =>
+  db
+    .updateTable('plainVms')
+    .set({ firewallLeaseUntil: null })
+    .where('id', '=', id)
+    .where('firewallLeaseUntil', '=', until)
     .execute();
+
+/** Ids of the VMs in `states`, whose firewalls the reconciler compares. */
+export const listPlainVmIdsIn = async (db: Executor, states: readonly AgentState[]) =>
+  (await db.selectFrom('plainVms').select('id').where('state', 'in', states).execute()).map(
+    (row) => row.id,
+  );

@@ -25,9 +25,11 @@ import {
   type MachineRef,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
+import type { Logger } from '../logger.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import { hashPasswordForShadow } from './cloud-init.js';
 import { canonicalRules } from './firewall.js';
+import { firewallSync, HAS_SERVER } from './firewall-sync.js';
 import { TRANSFER_NOTE, toApiPlainVm } from './plain-vm-view.js';
 import * as repo from './plain-vms.repo.js';
 
@@ -39,15 +41,13 @@ const PLAIN_VM: MachineRef = {
   noun: 'Plain VM',
 };
 
-/** States in which the VM has a server whose firewall can change. */
-const HAS_SERVER = new Set(['running', 'stopped', 'starting', 'stopping', 'restarting']);
-
 export interface PlainVmsDeps {
   readonly database: Database;
   readonly clock: Clock;
   readonly jobs: JobQueue;
   readonly accounts: AccountsService;
   readonly compute: ComputeDriver;
+  readonly log: Logger;
   readonly provisionTimeoutMs: number;
 }
 
@@ -62,9 +62,10 @@ export interface CreatePlainVmInput {
 }
 
 export function createPlainVmsService(deps: PlainVmsDeps) {
-  const { database, clock, jobs, accounts, compute } = deps;
+  const { database, clock, jobs, accounts } = deps;
   const { db } = database;
   const firewallChanges = new KeyedQueue();
+  const firewall = firewallSync(deps);
 
   /** The VM if the user is a member of its account; otherwise `not_found` either way. */
   async function requirePlainVm(executor: Executor, userId: string, id: string) {
@@ -106,7 +107,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
           billingType: input.billingType,
           state: 'provisioning',
           statusReason: null,
-          provider: compute.name,
+          provider: deps.compute.name,
           passwordEnabled,
           passwordHash,
           vaultEntryIds: JSON.stringify([...new Set(vaultEntryIds)]),
@@ -164,11 +165,12 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       });
     },
 
-    /** The rules as the provider has them; before the server exists, the ones it will get. */
+    /**
+     * The VM's rules as the database has them: what the provider last reported after a change,
+     * and what the reconciler makes it enforce; before the server exists, the ones it will get.
+     */
     async getFirewall(userId: string, id: string): Promise<{ rules: FirewallRule[] }> {
-      const vm = await requirePlainVm(db, userId, id);
-      const reported = HAS_SERVER.has(vm.state) ? await compute.getFirewall(id) : undefined;
-      return { rules: reported ?? vm.firewallRules };
+      return { rules: (await requirePlainVm(db, userId, id)).firewallRules };
     },
 
     /**
@@ -181,26 +183,16 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       id: string,
       input: z.output<typeof FirewallRules>,
     ): Promise<{ rules: FirewallRule[] }> {
-      // One change per VM at a time in this process, so the stored rules are the last applied.
+      // One change per VM at a time in this process waits its turn; across processes the lease
+      // in the row refuses the second (409).
       return firewallChanges.run(id, async () => {
         const vm = await requirePlainVm(db, userId, id);
-        if (!HAS_SERVER.has(vm.state)) {
+        if (!HAS_SERVER.includes(vm.state)) {
           throw new AppError('invalid_state', {
             message: `no firewall to change while ${vm.state}`,
           });
         }
-        let rules: FirewallRule[];
-        try {
-          rules = await compute.setFirewall(id, canonicalRules(input));
-        } catch (error) {
-          // Destroyed meanwhile: the server is gone, which is a state problem, not a fault.
-          const now = await repo.findPlainVm(db, id);
-          if (!now || !HAS_SERVER.has(now.state))
-            throw new AppError('invalid_state', { cause: error });
-          throw error;
-        }
-        await repo.setFirewallRules(db, id, rules);
-        return { rules };
+        return { rules: await firewall.replace(id, canonicalRules(input)) };
       });
     },
   };

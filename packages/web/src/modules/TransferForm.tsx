@@ -1,21 +1,24 @@
 import type { AccountMembership } from '@svc/contract';
 import { useId, useState } from 'react';
+import { canManage } from './account-context.js';
 
 /**
  * Picks the organization to move a machine to: only organizations with active billing that the
- * user belongs to, other than the current account.
+ * user belongs to, other than the current account. Only its owners and admins may send one away.
  */
 export function TransferForm(props: {
   accounts: readonly AccountMembership[];
-  currentAccountId: string;
+  current: AccountMembership;
   pending: boolean;
   onTransfer: (targetAccountId: string) => void;
 }) {
   const targets = props.accounts.filter(
-    (a) => a.kind === 'organization' && a.subscriptionActive && a.id !== props.currentAccountId,
+    (a) => a.kind === 'organization' && a.subscriptionActive && a.id !== props.current.id,
   );
   const [target, setTarget] = useState('');
   const id = useId();
+  if (!canManage(props.current))
+    return <p className="hint">Only owners and admins of this account can transfer it away.</p>;
   if (targets.length === 0)
     return <p className="hint">No organization with active billing to transfer to.</p>;
   return (

@@ -8,6 +8,11 @@ export interface CallBehaviour {
   latencyMs?: number;
   /** Fail this many calls (then succeed); `Infinity` fails every one. */
   failTimes?: number;
+  /**
+   * Of the failing calls, the first this many take effect before they fail: a provider that did
+   * the work but whose answer was lost.
+   */
+  appliedFailures?: number;
   /** Never answer (until `release()`). */
   hang?: boolean;
 }
@@ -47,17 +52,24 @@ export class TestComputeDriver implements ComputeDriver {
     this.#hanging.clear();
   }
 
-  async #enter(call: Call, id: string) {
+  /** Runs `effect` as the provider would, with the latency and failures set for `call`. */
+  async #run<T>(call: Call, id: string, effect: () => T): Promise<T> {
     this.calls.push({ call, id });
     const behaviour = this.#behaviour.get(call);
-    if (!behaviour) return;
+    if (!behaviour) return effect();
     if (behaviour.latencyMs)
       await new Promise((resolve) => setTimeout(resolve, behaviour.latencyMs));
     if (behaviour.hang) await new Promise<void>((resolve) => this.#hanging.add(resolve));
     if (behaviour.failTimes && behaviour.failTimes > 0) {
       behaviour.failTimes -= 1;
+      if (behaviour.appliedFailures && behaviour.appliedFailures > 0) {
+        behaviour.appliedFailures -= 1;
+        effect();
+        throw new Error(`test driver: ${call} failed after taking effect`);
+      }
       throw new Error(`test driver: ${call} failed`);
     }
+    return effect();
   }
 
   #info(id: string): ServerInfo | undefined {
@@ -72,69 +84,77 @@ export class TestComputeDriver implements ComputeDriver {
     };
   }
 
-  async createServer(spec: CreateServerSpec): Promise<ServerInfo> {
-    await this.#enter('createServer', spec.id);
-    if (!this.servers.has(spec.id)) {
-      this.servers.set(spec.id, {
-        status: 'running',
-        labels: { ...spec.labels },
-        env: { ...spec.bootstrapEnv },
-        ...(spec.sourceServerId && { sourceServerId: spec.sourceServerId }),
-        spec,
-        firewall: structuredClone([...(spec.firewall ?? [])]),
-      });
-    }
-    return this.#info(spec.id)!;
+  createServer(spec: CreateServerSpec): Promise<ServerInfo> {
+    return this.#run('createServer', spec.id, () => {
+      if (!this.servers.has(spec.id)) {
+        this.servers.set(spec.id, {
+          status: 'running',
+          labels: { ...spec.labels },
+          env: { ...spec.bootstrapEnv },
+          ...(spec.sourceServerId && { sourceServerId: spec.sourceServerId }),
+          spec,
+          firewall: structuredClone([...(spec.firewall ?? [])]),
+        });
+      }
+      return this.#info(spec.id)!;
+    });
   }
 
-  async powerOn(id: string) {
-    await this.#enter('powerOn', id);
-    this.#require(id).status = 'running';
+  powerOn(id: string) {
+    return this.#run('powerOn', id, () => {
+      this.#require(id).status = 'running';
+    });
   }
 
-  async powerOff(id: string) {
-    await this.#enter('powerOff', id);
-    this.#require(id).status = 'off';
+  powerOff(id: string) {
+    return this.#run('powerOff', id, () => {
+      this.#require(id).status = 'off';
+    });
   }
 
-  async reboot(id: string) {
-    await this.#enter('reboot', id);
-    this.#require(id).status = 'running';
+  reboot(id: string) {
+    return this.#run('reboot', id, () => {
+      this.#require(id).status = 'running';
+    });
   }
 
-  async deleteServer(id: string) {
-    await this.#enter('deleteServer', id);
-    this.servers.delete(id);
+  deleteServer(id: string) {
+    return this.#run('deleteServer', id, () => {
+      this.servers.delete(id);
+    });
   }
 
-  async setBootstrapEnv(id: string, env: Readonly<Record<string, string>>) {
-    await this.#enter('setBootstrapEnv', id);
-    this.#require(id).env = { ...env };
+  setBootstrapEnv(id: string, env: Readonly<Record<string, string>>) {
+    return this.#run('setBootstrapEnv', id, () => {
+      this.#require(id).env = { ...env };
+    });
   }
 
-  async getServer(id: string) {
-    await this.#enter('getServer', id);
-    return this.#info(id);
+  getServer(id: string) {
+    return this.#run('getServer', id, () => this.#info(id));
   }
 
-  async listServers(labels: Readonly<Record<string, string>>) {
-    await this.#enter('listServers', '');
-    return [...this.servers.keys()]
-      .map((id) => this.#info(id)!)
-      .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  listServers(labels: Readonly<Record<string, string>>) {
+    return this.#run('listServers', '', () =>
+      [...this.servers.keys()]
+        .map((id) => this.#info(id)!)
+        .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v)),
+    );
   }
 
-  async setFirewall(id: string, rules: readonly FirewallRule[]) {
-    await this.#enter('setFirewall', id);
-    const server = this.#require(id);
-    server.firewall = structuredClone([...rules]);
-    return structuredClone(server.firewall);
+  setFirewall(id: string, rules: readonly FirewallRule[]) {
+    return this.#run('setFirewall', id, () => {
+      const server = this.#require(id);
+      server.firewall = structuredClone([...rules]);
+      return structuredClone(server.firewall);
+    });
   }
 
-  async getFirewall(id: string) {
-    await this.#enter('getFirewall', id);
-    const server = this.servers.get(id);
-    return server && structuredClone(server.firewall);
+  getFirewall(id: string) {
+    return this.#run('getFirewall', id, () => {
+      const server = this.servers.get(id);
+      return server && structuredClone(server.firewall);
+    });
   }
 
   async close() {

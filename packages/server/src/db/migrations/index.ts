@@ -9,6 +9,7 @@ import * as m0007 from './0007-bundles.js';
 import * as m0008 from './0008-agent-gateway.js';
 import * as m0009 from './0009-app-oauth-hardening.js';
 import * as m0010 from './0010-attempt-backoff.js';
+import * as m0011 from './0011-firewall-lease.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -25,4 +26,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0008-agent-gateway': m0008,
   '0009-app-oauth-hardening': m0009,
   '0010-attempt-backoff': m0010,
+  '0011-firewall-lease': m0011,
 };

@@ -124,7 +124,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <h2>Transfer</h2>
       <TransferForm
         accounts={accounts}
-        currentAccountId={account.id}
+        current={account}
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />

@@ -6,13 +6,18 @@ import { issuesAt } from '../../api/client.js';
 import { cloneAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
-import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { accountPath, canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
 import { describeSize } from '../../modules/SizeSpecs.js';
 
-/** Clones into any account of the user (default: this one); no size below the source's. */
+/**
+ * Clones into this account, or (for its owners and admins) any other account of the user; no
+ * size below the source's.
+ */
 export function CloneAgentForm({ agent }: { agent: Agent }) {
-  const { account, accounts } = useCurrentAccount();
+  const current = useCurrentAccount();
+  const { account } = current;
+  const accounts = canManage(account) ? current.accounts : [account];
   const [targetId, setTargetId] = useState(account.id);
   const target = accounts.find((a) => a.id === targetId) ?? account;
   const qc = useQueryClient();

@@ -123,7 +123,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <h2>Transfer</h2>
       <TransferForm
         accounts={accounts}
-        currentAccountId={account.id}
+        current={account}
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />

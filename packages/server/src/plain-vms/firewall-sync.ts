@@ -1,0 +1,147 @@
+import { setTimeout } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
+import type { AgentState, FirewallRule } from '@svc/contract';
+import type { Clock } from '../adapters/clock.js';
+import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import type { Database } from '../db/database.js';
+import type { PlainVmRow } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import * as repo from './plain-vms.repo.js';
+
+/**
+ * How long one firewall change may hold its VM. Longer than any provider call should take: a
+ * holder that dies (or hangs) blocks PUTs and the reconciler for this long, no more.
+ */
+export const FIREWALL_LEASE_MS = 2 * 60_000;
+
+/** States in which the VM has a server whose firewall can change. */
+export const HAS_SERVER: readonly AgentState[] = [
+  'running',
+  'stopped',
+  'starting',
+  'stopping',
+  'restarting',
+];
+
+/** States the reconciler checks: no lifecycle job is working on the server. */
+const SETTLED: readonly AgentState[] = ['running', 'stopped'];
+
+/**
+ * How long a PUT waits for a lease someone else holds (the reconciler's check of one VM, or a
+ * change through another replica) before answering 409, polling every `LEASE_POLL_MS`.
+ */
+export const FIREWALL_LEASE_WAIT_MS = 5_000;
+const LEASE_POLL_MS = 50;
+
+export interface FirewallSyncDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly compute: ComputeDriver;
+  readonly log: Logger;
+  /** Default `FIREWALL_LEASE_WAIT_MS`. */
+  readonly leaseWaitMs?: number;
+}
+
+/**
+ * The database is the record of a VM's firewall and the provider enforces it; these keep the two
+ * equal. A change holds the VM's lease (in its row, so it spans processes) from before the driver
+ * call until the database has the result, so a PUT and the reconciler never interleave.
+ */
+export function firewallSync(deps: FirewallSyncDeps) {
+  const { database, clock, compute, log } = deps;
+  const { db } = database;
+
+  const lease = (id: string, states: readonly AgentState[]) => {
+    const now = clock.now();
+    const until = new Date(now.getTime() + FIREWALL_LEASE_MS);
+    return repo.takeFirewallLease(db, id, states, { now, until }).then((vm) => vm && { vm, until });
+  };
+
+  /** After a failed change: the old rules back at the provider, then the lease released. */
+  async function putBack(vm: PlainVmRow, until: Date) {
+    try {
+      await compute.setFirewall(vm.id, vm.firewallRules);
+    } catch (error) {
+      // The reconciler re-applies the stored (old) rules once the lease is gone.
+      log.warn({ plainVmId: vm.id, err: error }, 'could not put the previous firewall back');
+    }
+    await repo.releaseFirewallLease(db, vm.id, until).catch((error: unknown) => {
+      log.warn({ plainVmId: vm.id, err: error }, 'could not release the firewall lease');
+    });
+  }
+
+  /** The lease for a change, waiting out a short hold by someone else; else 409. */
+  async function waitForLease(id: string) {
+    for (let waitedMs = 0; ; waitedMs += LEASE_POLL_MS) {
+      const held = await lease(id, HAS_SERVER);
+      if (held) return held;
+      const vm = await repo.findPlainVm(db, id);
+      if (!vm || !HAS_SERVER.includes(vm.state)) {
+        throw new AppError('invalid_state', {
+          message: `no firewall to change while ${vm?.state ?? 'destroyed'}`,
+        });
+      }
+      if (waitedMs >= (deps.leaseWaitMs ?? FIREWALL_LEASE_WAIT_MS)) {
+        throw new AppError('invalid_state', {
+          message: 'another firewall change is under way; try again',
+        });
+      }
+      await setTimeout(LEASE_POLL_MS);
+    }
+  }
+
+  return {
+    /**
+     * Replaces the VM's rules and answers with what the provider reports (stored as its rules).
+     * A failure anywhere (the driver's answer lost after it applied, the database write) puts the
+     * old rules back at the provider, so both stay on the old rules; if even that fails, the
+     * reconciler does it.
+     */
+    async replace(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
+      const { vm, until } = await waitForLease(id);
+      let reported: FirewallRule[];
+      let isStored: boolean;
+      try {
+        reported = await compute.setFirewall(id, rules);
+        isStored = await repo.storeFirewallRules(db, id, reported, until);
+      } catch (error) {
+        await putBack(vm, until);
+        // Destroyed meanwhile: the server is gone, which is a state problem, not a fault.
+        const now = await repo.findPlainVm(db, id);
+        if (!now || !HAS_SERVER.includes(now.state)) {
+          throw new AppError('invalid_state', { cause: error });
+        }
+        throw error;
+      }
+      // The lease ran out under the driver call: someone else may act on the VM now, so leave
+      // the provider to them and the reconciler.
+      if (!isStored) throw new Error('firewall lease expired during the provider call');
+      return reported;
+    },
+
+    /**
+     * Re-applies the stored rules to every settled VM whose provider reports others (a change
+     * whose put-back failed, a crash between the provider and the database, a change by hand),
+     * and stores what the provider then reports. VMs under a change are left for the next run.
+     */
+    async reconcile(): Promise<void> {
+      for (const id of await repo.listPlainVmIdsIn(db, SETTLED)) {
+        const held = await lease(id, SETTLED);
+        if (!held) continue;
+        const { vm, until } = held;
+        try {
+          const enforced = await compute.getFirewall(id);
+          if (enforced && !isDeepStrictEqual(enforced, vm.firewallRules)) {
+            log.warn({ plainVmId: id }, 'the provider enforces other firewall rules; re-applying');
+            const reported = await compute.setFirewall(id, vm.firewallRules);
+            if (await repo.storeFirewallRules(db, id, reported, until)) continue;
+          }
+        } catch (error) {
+          log.warn({ plainVmId: id, err: error }, 'firewall reconciliation failed; next run');
+        }
+        await repo.releaseFirewallLease(db, id, until);
+      }
+    },
+  };
+}
