@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
+import { MachineState } from './lifecycle.js';
 
 export const Size = z.enum(['small', 'medium', 'large']);
 export type Size = z.infer<typeof Size>;
@@ -10,18 +11,6 @@ export const BillingType = z.enum(['metered', 'subscription']);
 export type BillingType = z.infer<typeof BillingType>;
 export const Cohort = z.enum(['current', 'legacy']);
 export type Cohort = z.infer<typeof Cohort>;
-
-export const AgentState = z.enum([
-  'provisioning',
-  'running',
-  'stopping',
-  'stopped',
-  'starting',
-  'restarting',
-  'destroying',
-  'error',
-]);
-export type AgentState = z.infer<typeof AgentState>;
 
 /** vCPU, RAM and disk per size and region (the spec's conservative floor). */
 export const SIZE_SPECS: Readonly<
@@ -60,7 +49,7 @@ export const Agent = z.object({
   size: Size,
   region: Region,
   billingType: BillingType,
-  status: AgentState,
+  status: MachineState,
   provider: z.string(),
   accountId: Id,
   cohort: Cohort,

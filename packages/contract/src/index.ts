@@ -24,6 +24,7 @@ export * from './endpoint.js';
 export * from './errors.js';
 export * from './firewall.js';
 export * from './health.js';
+export * from './lifecycle.js';
 export * from './openapi.js';
 export * from './plain-vms.js';
 export * from './vault.js';

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { AgentState, BillingType, Region, Size } from './agents.js';
+import { BillingType, Region, Size } from './agents.js';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { FirewallRule, FirewallRules } from './firewall.js';
+import { MachineState } from './lifecycle.js';
 
 /** The spec's OS images, with the user each logs in as. */
 export const OS_IMAGES = [
@@ -20,10 +21,6 @@ export const OsImageKey = z.enum(OS_IMAGES.map((image) => image.key) as [OsImage
 
 export const defaultUserOf = (key: OsImageKey): string =>
   (OS_IMAGES.find((image) => image.key === key) as (typeof OS_IMAGES)[number]).defaultUser;
-
-/** Plain VM states mirror Agent states. */
-export const PlainVmState = AgentState;
-export type PlainVmState = AgentState;
 
 /** The name is the VM's hostname: one DNS label. */
 export const PlainVmName = z
@@ -47,7 +44,7 @@ export const PlainVm = z.object({
   region: Region,
   osImageKey: OsImageKey,
   billingType: BillingType,
-  status: PlainVmState,
+  status: MachineState,
   statusReason: z.string().nullable(),
   provider: z.string(),
   access: PlainVmAccess,

@@ -1,4 +1,4 @@
-import type { Agent, AgentState } from '@svc/contract';
+import type { Agent, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -23,7 +23,7 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
   });
   afterAll(() => t?.close());
 
-  const reach = (id: string, state: AgentState) =>
+  const reach = (id: string, state: MachineState) =>
     waitFor(
       async () => (await owner.get(`/api/agents/${id}`)).body.status === state,
       15_000,

@@ -1,4 +1,4 @@
-import type { Agent, AgentState } from '@svc/contract';
+import type { Agent, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -33,7 +33,7 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
   afterAll(() => t?.close());
 
   const get = async (id: string) => (await user.get(`/api/agents/${id}`)).body as Agent;
-  const reach = (id: string, state: AgentState) =>
+  const reach = (id: string, state: MachineState) =>
     waitFor(async () => (await get(id)).status === state, 15_000, state);
   const running = async (body: Record<string, unknown> = {}) => {
     const res = await user.post('/api/agents', {

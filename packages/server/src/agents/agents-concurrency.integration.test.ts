@@ -1,4 +1,4 @@
-import type { Agent, AgentState } from '@svc/contract';
+import type { Agent, MachineState } from '@svc/contract';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ const ALLOWED = new Set([
   'error->destroying',
   'destroying->error',
 ]);
-const SETTLED: readonly (AgentState | 'removed')[] = ['running', 'stopped', 'error', 'removed'];
+const SETTLED: readonly (MachineState | 'removed')[] = ['running', 'stopped', 'error', 'removed'];
 const DRIVER_CALLS = ['powerOn', 'powerOff', 'reboot', 'deleteServer'] as const;
 
 describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
@@ -51,7 +51,7 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
       : client.post(`/api/agents/${id}/${action}`);
   const stateOf = async (id: string) => {
     const res = await client.get(`/api/agents/${id}`);
-    return res.status === 404 ? 'removed' : (res.body.status as AgentState);
+    return res.status === 404 ? 'removed' : (res.body.status as MachineState);
   };
   const newRunningAgent = async () => {
     const res = await client.post('/api/agents', {

@@ -1,4 +1,4 @@
-import type { Agent, AgentState } from '@svc/contract';
+import type { Agent, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -26,8 +26,8 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       ...body,
     });
   const statusOf = async (id: string, as = client) =>
-    (await as.get(`/api/agents/${id}`)).body.status as AgentState;
-  const reach = (id: string, state: AgentState) =>
+    (await as.get(`/api/agents/${id}`)).body.status as MachineState;
+  const reach = (id: string, state: MachineState) =>
     waitFor(async () => (await statusOf(id)) === state, 15_000, `Agent ${id} ${state}`);
   const running = async (body: Record<string, unknown> = {}) => {
     const res = await create(body);

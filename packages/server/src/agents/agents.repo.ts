@@ -1,3 +1,4 @@
+import { CHANGES } from '@svc/contract';
 import type { Insertable } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AgentRow, AgentsTable } from '../db/schema.js';
@@ -51,7 +52,7 @@ export const claimCloneSource = (db: Executor, sourceId: string, cloneId: string
     .updateTable('agents')
     .set({ cloningBy: cloneId, updatedAt: at })
     .where('id', '=', sourceId)
-    .where('state', 'in', ['running', 'stopped'])
+    .where('state', 'in', CHANGES.clone)
     .where('cloningBy', 'is', null)
     .returningAll()
     .executeTakeFirst();

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { type Agent, type BillingType, type Region, SIZE_ORDER, type Size } from '@svc/contract';
+import {
+  type Agent,
+  type BillingType,
+  canApply,
+  type MachineMoveAction,
+  MOVES,
+  type Region,
+  SIZE_ORDER,
+  type Size,
+} from '@svc/contract';
 import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
 import { sql } from 'kysely';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -18,7 +27,6 @@ import {
   type MachineRef,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
-import { AGENT_MOVES, type AgentAction } from './agent-lifecycle.js';
 import { issueAgentToken, readAgentToken } from './agent-token.js';
 import { newSubdomain, toApiAgent } from './agent-view.js';
 import { PUSH_TOKEN_JOB } from './agents.jobs.js';
@@ -248,7 +256,7 @@ export function createAgentsService(deps: AgentsDeps) {
     /** A one-time link into a running Agent's gateway (editor and terminal), for its members. */
     async openGateway(userId: string, agentId: string) {
       const agent = await requireAgent(db, userId, agentId);
-      if (agent.state !== 'running') {
+      if (!canApply('open', agent.state)) {
         throw new AppError('invalid_state', {
           message: `cannot open an Agent that is ${agent.state}`,
         });
@@ -281,7 +289,7 @@ export function createAgentsService(deps: AgentsDeps) {
     async setBilling(userId: string, agentId: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        if (agent.state !== 'running' && agent.state !== 'stopped') {
+        if (!canApply('changeBilling', agent.state)) {
           throw new AppError('invalid_state', {
             message: `cannot change billing while ${agent.state}`,
           });
@@ -294,12 +302,12 @@ export function createAgentsService(deps: AgentsDeps) {
     },
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
-    async act(userId: string, agentId: string, action: AgentAction): Promise<Agent> {
+    async act(userId: string, agentId: string, action: MachineMoveAction): Promise<Agent> {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
         const context = { jobs, ref: AGENT, at: clock.now(), userId };
         const moved = await applyMove(tx, context, agent, action, {
-          notCloning: AGENT_MOVES[action].refusedWhileCloning,
+          notCloning: MOVES[action].refusedWhileCloning,
           // A destroyed Agent's token must stay dead even if teardown fails.
           ...(action === 'destroy' && { also: { tokenGen: sql<number>`token_gen + 1` } }),
         });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentState, BillingType, Region, Size, UsageLine } from '@svc/contract';
+import type { BillingType, MachineState, Region, Size, UsageLine } from '@svc/contract';
 import type { Executor } from '../db/database.js';
 
 /** What a usage period records about the resource it meters. */
@@ -60,7 +60,7 @@ export const monthStart = (at: Date) =>
  * follows is the service's business), and a machine in `error` is the service's failure, not a
  * use the customer chose.
  */
-const UNBILLED_STATES: readonly AgentState[] = ['destroying', 'error'];
+const UNBILLED_STATES: readonly MachineState[] = ['destroying', 'error'];
 
 /**
  * Each machine's usage on the account between `from` and `to`: the seconds its charged periods

@@ -1,5 +1,4 @@
 import type {
-  AgentState,
   AppProvider,
   BillingType,
   BundleCredential,
@@ -8,6 +7,7 @@ import type {
   Cohort,
   ConnectionStatus,
   FirewallRule,
+  MachineState,
   OsImageKey,
   Region,
   Size,
@@ -75,7 +75,7 @@ export interface AgentsTable {
   size: Size;
   region: Region;
   billingType: BillingType;
-  state: AgentState;
+  state: MachineState;
   statusReason: string | null;
   provider: string;
   cohort: Generated<Cohort>;
@@ -150,7 +150,7 @@ export interface PlainVmsTable {
   region: Region;
   osImageKey: OsImageKey;
   billingType: BillingType;
-  state: AgentState;
+  state: MachineState;
   statusReason: string | null;
   provider: string;
   passwordEnabled: boolean;

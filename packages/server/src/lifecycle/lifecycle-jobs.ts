@@ -1,4 +1,4 @@
-import type { AgentState } from '@svc/contract';
+import { type MachineMoveAction, type MachineState, MOVES, PROVISION_MOVE } from '@svc/contract';
 import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import type {
@@ -6,7 +6,6 @@ import type {
   CreateServerSpec,
   ServerInfo,
 } from '../adapters/compute/compute-driver.js';
-import { AGENT_MOVES, type AgentAction, PROVISION_MOVE } from '../agents/agent-lifecycle.js';
 import { closeUsage, rolloverUsage } from '../billing/usage.js';
 import type { Database, Executor } from '../db/database.js';
 import { defineJob, type JobDefinition, type JobRun } from '../jobs/job.js';
@@ -57,8 +56,8 @@ export function lifecycleJobs<R extends MachineColumns>(
   /** Moves `from` → `to` (recording usage) in one transaction; false if the machine had moved on. */
   const complete = (
     id: string,
-    from: AgentState,
-    to: AgentState,
+    from: MachineState,
+    to: MachineState,
     statusReason: string | null = null,
     server?: ServerInfo,
   ) =>
@@ -77,7 +76,13 @@ export function lifecycleJobs<R extends MachineColumns>(
     });
 
   /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
-  async function failed(id: string, via: AgentState, reason: string, error: unknown, run: JobRun) {
+  async function failed(
+    id: string,
+    via: MachineState,
+    reason: string,
+    error: unknown,
+    run: JobRun,
+  ) {
     log.warn({ [idKey]: id, err: error, isLastAttempt: run.isLastAttempt }, `${reason}`);
     if (!run.isLastAttempt) throw error;
     await complete(id, via, 'error', reason);
@@ -91,8 +96,11 @@ export function lifecycleJobs<R extends MachineColumns>(
     }
   }
 
-  const move = (action: Exclude<AgentAction, 'destroy'>, call: (id: string) => Promise<void>) => {
-    const { via, done } = AGENT_MOVES[action];
+  const move = (
+    action: Exclude<MachineMoveAction, 'destroy'>,
+    call: (id: string) => Promise<void>,
+  ) => {
+    const { via, done } = MOVES[action];
     return defineJob({
       name: `${jobPrefix}.${action}`,
       payload: Payload,
@@ -104,7 +112,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         } catch (error) {
           return failed(id, via, `${action}_failed`, error, run);
         }
-        await complete(id, via, done as AgentState);
+        await complete(id, via, done as MachineState);
       },
     });
   };
@@ -166,7 +174,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         // the machine in a transient state no user action accepts: give it up as `error`.
         const now = clock.now();
         const cutoff = new Date(now.getTime() - STUCK_AFTER_MS);
-        for (const [action, { via }] of Object.entries(AGENT_MOVES)) {
+        for (const [action, { via }] of Object.entries(MOVES)) {
           await database.transaction(async (tx) => {
             const reason = `${action}_timeout`;
             const stuck = { state: via, reason, cutoff, at: now };

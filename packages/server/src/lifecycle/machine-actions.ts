@@ -1,6 +1,5 @@
-import type { BillingType, ErrorCode } from '@svc/contract';
+import { type BillingType, type ErrorCode, type MachineMoveAction, MOVES } from '@svc/contract';
 import type { AccountsService } from '../accounts/accounts.service.js';
-import { AGENT_MOVES, type AgentAction } from '../agents/agent-lifecycle.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { takeSubscriptionSlot } from '../billing/slots.js';
 import { rolloverUsage } from '../billing/usage.js';
@@ -34,11 +33,11 @@ export async function applyMove<R extends MachineColumns>(
   tx: Executor,
   deps: { jobs: JobQueue; ref: MachineRef; at: Date; userId: string },
   row: R,
-  action: AgentAction,
+  action: MachineMoveAction,
   extra: Pick<MachineMove, 'notCloning' | 'also'> = {},
 ): Promise<R> {
   const { ref, at } = deps;
-  const move = AGENT_MOVES[action];
+  const move = MOVES[action];
   const moved = await repo.transitionMachine<R>(tx, ref.table, row.id, {
     from: move.from,
     to: move.via,

@@ -1,4 +1,10 @@
-import type { AgentState, BillingType, Region, Size } from '@svc/contract';
+import {
+  type BillingType,
+  CHANGES,
+  type MachineState,
+  type Region,
+  type Size,
+} from '@svc/contract';
 import type { Kysely, RawBuilder } from 'kysely';
 import type { Executor } from '../db/database.js';
 
@@ -11,7 +17,7 @@ export type MachineTable = 'agents' | 'plainVms';
 export interface MachineColumns {
   id: string;
   accountId: string;
-  state: AgentState;
+  state: MachineState;
   statusReason: string | null;
   billingType: BillingType;
   size: Size;
@@ -41,8 +47,8 @@ export const findMachine = <R extends MachineColumns>(
   >;
 
 export interface MachineMove {
-  readonly from: readonly AgentState[];
-  readonly to: AgentState;
+  readonly from: readonly MachineState[];
+  readonly to: MachineState;
   readonly at: Date;
   readonly statusReason?: string | null;
   /** Agents only: refuse while the disk is being copied for a clone. */
@@ -102,7 +108,7 @@ export const idsOwningServers = async (
 export const failStuck = <R extends MachineColumns>(
   db: Executor,
   table: MachineTable,
-  stuck: { state: AgentState; reason: string; cutoff: Date; at: Date },
+  stuck: { state: MachineState; reason: string; cutoff: Date; at: Date },
 ) =>
   on(db)
     .updateTable(name(table))
@@ -132,7 +138,7 @@ export const switchBilling = <R extends MachineColumns>(
     .updateTable(name(table))
     .set({ billingType: change.to, slotId: change.slotId, updatedAt: change.at })
     .where('id', '=', id)
-    .where('state', 'in', ['running', 'stopped'])
+    .where('state', 'in', CHANGES.changeBilling)
     .where('billingType', '=', change.from)
     .returningAll()
     .executeTakeFirst() as Promise<R | undefined>;
@@ -150,7 +156,7 @@ export const moveToAccount = <R extends MachineColumns>(
     .updateTable(name(table))
     .set({ accountId, billingType: 'metered', slotId: null, updatedAt: at, ...(also as object) })
     .where('id', '=', id)
-    .where('state', 'in', ['running', 'stopped'])
+    .where('state', 'in', CHANGES.transfer)
     .returningAll()
     .executeTakeFirst() as Promise<R | undefined>;
 

@@ -1,27 +1,26 @@
-import { AgentState } from '@svc/contract';
+import { type MachineMoveAction, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
-import type { AgentAction } from '../agents/agent-lifecycle.js';
 
 // The spec's Moves table and decisions.md, as HTTP answers: action × state → status. Plain VM
 // states mirror Agent states, so one table serves both.
-const EXPECTED: Record<AgentAction, Partial<Record<AgentState, 200>>> = {
+const EXPECTED: Record<MachineMoveAction, Partial<Record<MachineState, 200>>> = {
   start: { stopped: 200 },
   stop: { running: 200 },
   restart: { running: 200 },
   destroy: { running: 200, stopped: 200, error: 200 },
 };
-const VIA: Record<AgentAction, AgentState> = {
+const VIA: Record<MachineMoveAction, MachineState> = {
   start: 'starting',
   stop: 'stopping',
   restart: 'restarting',
   destroy: 'destroying',
 };
-const STATES = AgentState.options;
-const ACTIONS = Object.keys(EXPECTED) as AgentAction[];
+const STATES = MachineState.options;
+const ACTIONS = Object.keys(EXPECTED) as MachineMoveAction[];
 
 const RESOURCES = [
   {
@@ -69,7 +68,7 @@ describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
     }, 60_000);
     // Parking a row in a state directly: no job exists for it, so it stays there for the call.
     for (const [key, id] of ids) {
-      const state = key.split(':')[1] as AgentState;
+      const state = key.split(':')[1] as MachineState;
       await t.ctx.database.db
         .updateTable(resource.table)
         .set({ state })

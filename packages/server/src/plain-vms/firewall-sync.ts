@@ -1,6 +1,6 @@
 import { setTimeout } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
-import type { AgentState, FirewallRule } from '@svc/contract';
+import type { FirewallRule, MachineState } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import type { Database } from '../db/database.js';
@@ -16,7 +16,7 @@ import * as repo from './plain-vms.repo.js';
 export const FIREWALL_LEASE_MS = 2 * 60_000;
 
 /** States in which the VM has a server whose firewall can change. */
-export const HAS_SERVER: readonly AgentState[] = [
+export const HAS_SERVER: readonly MachineState[] = [
   'running',
   'stopped',
   'starting',
@@ -25,7 +25,7 @@ export const HAS_SERVER: readonly AgentState[] = [
 ];
 
 /** States the reconciler checks: no lifecycle job is working on the server. */
-const SETTLED: readonly AgentState[] = ['running', 'stopped'];
+const SETTLED: readonly MachineState[] = ['running', 'stopped'];
 
 /**
  * How long a PUT waits for a lease someone else holds (the reconciler's check of one VM, or a
@@ -52,7 +52,7 @@ export function firewallSync(deps: FirewallSyncDeps) {
   const { database, clock, compute, log } = deps;
   const { db } = database;
 
-  const lease = (id: string, states: readonly AgentState[]) => {
+  const lease = (id: string, states: readonly MachineState[]) => {
     const now = clock.now();
     const until = new Date(now.getTime() + FIREWALL_LEASE_MS);
     return repo.takeFirewallLease(db, id, states, { now, until }).then((vm) => vm && { vm, until });

@@ -1,4 +1,4 @@
-import type { AgentState, FirewallRule } from '@svc/contract';
+import type { FirewallRule, MachineState } from '@svc/contract';
 import type { Insertable } from 'kysely';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
 import type { Executor } from '../db/database.js';
@@ -59,7 +59,7 @@ export const recordServer = (db: Executor, id: string, server: ServerInfo | unde
 export const takeFirewallLease = (
   db: Executor,
   id: string,
-  states: readonly AgentState[],
+  states: readonly MachineState[],
   at: { now: Date; until: Date },
 ) =>
   db
@@ -102,7 +102,7 @@ export const releaseFirewallLease = (db: Executor, id: string, until: Date) =>
     .execute();
 
 /** Ids of the VMs in `states`, whose firewalls the reconciler compares. */
-export const listPlainVmIdsIn = async (db: Executor, states: readonly AgentState[]) =>
+export const listPlainVmIdsIn = async (db: Executor, states: readonly MachineState[]) =>
   (await db.selectFrom('plainVms').select('id').where('state', 'in', states).execute()).map(
     (row) => row.id,
   );

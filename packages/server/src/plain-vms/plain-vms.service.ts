@@ -4,6 +4,7 @@ import {
   DEFAULT_FIREWALL_RULES,
   type FirewallRule,
   type FirewallRules,
+  type MachineMoveAction,
   type OsImageKey,
   type PlainVm,
   type Region,
@@ -13,7 +14,6 @@ import type { z } from 'zod';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
-import type { AgentAction } from '../agents/agent-lifecycle.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -140,7 +140,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     },
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
-    async act(userId: string, id: string, action: AgentAction): Promise<PlainVm> {
+    async act(userId: string, id: string, action: MachineMoveAction): Promise<PlainVm> {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
         const context = { jobs, ref: PLAIN_VM, at: clock.now(), userId };

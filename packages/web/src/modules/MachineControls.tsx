@@ -1,22 +1,27 @@
-import type { AgentState, BillingType } from '@svc/contract';
+import {
+  type BillingType,
+  canApply,
+  type MachineMoveAction,
+  type MachineState,
+} from '@svc/contract';
 import type { ReactNode } from 'react';
 
-type LifecycleAction = 'start' | 'stop' | 'restart';
+type LifecycleAction = Exclude<MachineMoveAction, 'destroy'>;
 
 /**
  * Start, stop and restart of an Agent or a Plain VM, each enabled only in the state it needs.
  * `children` come first (an Agent's Open).
  */
 export function LifecycleButtons(props: {
-  status: AgentState;
+  status: MachineState;
   pending: boolean;
   onAction: (action: LifecycleAction) => void;
   children?: ReactNode;
 }) {
-  const button = (action: LifecycleAction, label: string, needs: AgentState) => (
+  const button = (action: LifecycleAction, label: string) => (
     <button
       type="button"
-      disabled={props.status !== needs || props.pending}
+      disabled={!canApply(action, props.status) || props.pending}
       onClick={() => props.onAction(action)}
     >
       {label}
@@ -25,9 +30,9 @@ export function LifecycleButtons(props: {
   return (
     <div className="actions">
       {props.children}
-      {button('start', 'Start', 'stopped')}
-      {button('stop', 'Stop', 'running')}
-      {button('restart', 'Restart', 'running')}
+      {button('start', 'Start')}
+      {button('stop', 'Stop')}
+      {button('restart', 'Restart')}
     </div>
   );
 }

@@ -1,14 +1,13 @@
-import type { AgentState } from '@svc/contract';
-import { TRANSIENT_STATES } from '../api/queries/transient.js';
+import { isTransient, type MachineState } from '@svc/contract';
 
 /** A machine's state, with its reason when it is in `error`. */
-export function StatusBadge(props: { status: AgentState; reason?: string | null }) {
+export function StatusBadge(props: { status: MachineState; reason?: string | null }) {
   const tone =
     props.status === 'running'
       ? 'ok'
       : props.status === 'error'
         ? 'bad'
-        : TRANSIENT_STATES.has(props.status)
+        : isTransient(props.status)
           ? 'busy'
           : 'idle';
   return (

@@ -1,4 +1,4 @@
-import type { Agent } from '@svc/contract';
+import { type Agent, canApply, type MachineAction } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError } from '../../api/client.js';
@@ -52,8 +52,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       if (target) navigate(accountPath(target.slug, 'agents', moved.id));
     },
   });
-  const is = (...states: Agent['status'][]) => states.includes(agent.status);
-  const settled = is('running', 'stopped');
+  const can = (action: MachineAction) => canApply(action, agent.status);
 
   const openAgent = () => {
     // Opened now, inside the click, so no popup blocker stops it; pointed at the ticket after.
@@ -98,7 +97,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
         pending={action.isPending}
         onAction={(name) => action.mutate(name)}
       >
-        <button type="button" className="primary" disabled={!is('running')} onClick={openAgent}>
+        <button type="button" className="primary" disabled={!can('open')} onClick={openAgent}>
           {open.isPending ? 'Opening…' : 'Open'}
         </button>
       </LifecycleButtons>
@@ -107,7 +106,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <h2>Billing</h2>
       <BillingSwitch
         billingType={agent.billingType}
-        enabled={settled}
+        enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}
       />
@@ -115,7 +114,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <ErrorMessage error={billing.error} />
 
       <h2>Clone</h2>
-      {settled && agent.cohort === 'current' ? (
+      {can('clone') && agent.cohort === 'current' ? (
         <CloneAgentForm agent={agent} />
       ) : (
         <p className="hint">Running or stopped current-cohort Agents can be cloned.</p>
@@ -133,7 +132,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <DestroySection
         name={agent.name}
         noun="Agent"
-        canDestroy={is('running', 'stopped', 'error')}
+        canDestroy={can('destroy')}
         pending={action.isPending}
         hint="Running, stopped or failed Agents can be destroyed."
         onConfirm={() =>

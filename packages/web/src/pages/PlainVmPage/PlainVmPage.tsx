@@ -1,4 +1,4 @@
-import type { PlainVm } from '@svc/contract';
+import { canApply, type MachineAction, type PlainVm } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useLocation, useNavigate, useParams } from 'react-router';
 import { ApiError } from '../../api/client.js';
@@ -60,7 +60,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         });
     },
   });
-  const is = (...states: PlainVm['status'][]) => states.includes(vm.status);
+  const can = (action: MachineAction) => canApply(action, vm.status);
   const ssh = sshCommand(vm);
 
   return (
@@ -114,7 +114,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <h2>Billing</h2>
       <BillingSwitch
         billingType={vm.billingType}
-        enabled={is('running', 'stopped')}
+        enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}
       />
@@ -132,7 +132,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <DestroySection
         name={vm.name}
         noun="Plain VM"
-        canDestroy={is('running', 'stopped', 'error')}
+        canDestroy={can('destroy')}
         pending={action.isPending}
         hint="Running, stopped or failed VMs can be destroyed."
         onConfirm={() =>
