@@ -23,23 +23,32 @@ function textProblem(text: string): string | undefined {
  * describes the field, so a field added to any schema is covered without doing anything.
  */
 export function textIssues(value: unknown, prefix: Path = []): ValidationIssue[] {
+  // A path is kept as a link to its parent and spelled out only for an issue: copying it at every
+  // level would be quadratic in the depth, and a 1 MiB body can nest half a million levels.
+  type Link = { parent: Link | undefined; segment: string | number } | undefined;
+  const spell = (link: Link): Path => {
+    const path: Path = [];
+    for (let at = link; at; at = at.parent) path.push(at.segment);
+    return [...prefix, ...path.reverse()];
+  };
   const issues: ValidationIssue[] = [];
-  // Iterative, not recursive: a 1 MiB body can nest deeper than the call stack reaches.
-  const pending: [unknown, Path][] = [[value, prefix]];
+  // Iterative, not recursive, for the same reason: the call stack is not that deep.
+  const pending: [unknown, Link][] = [[value, undefined]];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const [item, path] = next;
+    const [item, link] = next;
     if (typeof item === 'string') {
       const message = textProblem(item);
-      if (message) issues.push({ path, message, code: INVALID_TEXT });
+      if (message) issues.push({ path: spell(link), message, code: INVALID_TEXT });
     } else if (Array.isArray(item)) {
       item.forEach((element, index) => {
-        pending.push([element, [...path, index]]);
+        pending.push([element, { parent: link, segment: index }]);
       });
     } else if (item !== null && typeof item === 'object') {
       for (const [key, element] of Object.entries(item)) {
         const message = textProblem(key);
-        if (message) issues.push({ path, message: `A key: ${message}`, code: INVALID_TEXT });
-        pending.push([element, [...path, key]]);
+        if (message)
+          issues.push({ path: spell(link), message: `A key: ${message}`, code: INVALID_TEXT });
+        pending.push([element, { parent: link, segment: key }]);
       }
     }
   }

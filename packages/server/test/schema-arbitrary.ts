@@ -72,7 +72,10 @@ export function schemaArbitrary(
     case 'array':
       return fc.array(schemaArbitrary(schema.items ?? {}, options), {
         minLength: schema.minItems ?? 0,
-        maxLength: Math.max(schema.minItems ?? 0, Math.min(schema.maxItems ?? MAX_ITEMS, MAX_ITEMS)),
+        maxLength: Math.max(
+          schema.minItems ?? 0,
+          Math.min(schema.maxItems ?? MAX_ITEMS, MAX_ITEMS),
+        ),
       });
     case 'object': {
       const properties = Object.fromEntries(
