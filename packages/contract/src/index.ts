@@ -27,6 +27,7 @@ export * from './health.js';
 export * from './lifecycle.js';
 export * from './openapi.js';
 export * from './plain-vms.js';
+export * from './request-input.js';
 export * from './vault.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */

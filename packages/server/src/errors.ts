@@ -37,18 +37,3 @@ export class AppError extends Error {
 export function toErrorEnvelope(error: AppError): ErrorEnvelope {
   return error.issues ? { error: error.code, issues: error.issues } : { error: error.code };
 }
-
-/** Converts zod issues (or anything shaped like them) into the envelope's issue list. */
-export function toIssues(
-  issues: readonly { path: readonly PropertyKey[]; message: string; code: string }[],
-  prefix: (string | number)[] = [],
-): ValidationIssue[] {
-  return issues.map((issue) => ({
-    path: [
-      ...prefix,
-      ...issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment))),
-    ],
-    message: issue.message,
-    code: issue.code,
-  }));
-}

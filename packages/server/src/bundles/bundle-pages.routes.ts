@@ -5,6 +5,7 @@ import type { Context, Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from '../http/app-env.js';
+import { requireWellFormedText } from '../http/well-formed-text.js';
 import { directoryPage, filePage, notFoundPage, versionPage } from './bundle-pages.html.js';
 import { renderReadme } from './readme.js';
 
@@ -27,6 +28,8 @@ export function mountBundlePages(app: Hono<AppEnv>, ctx: AppContext) {
     (handler: (c: Context<AppEnv>) => Promise<Response>) =>
     async (c: Context<AppEnv>, next: () => Promise<void>) => {
       if (RESERVED_SLUGS.has(c.req.param('accountSlug') ?? '')) return next();
+      // The address is looked up in the database, which takes only well-formed text.
+      requireWellFormedText(c);
       try {
         return await handler(c);
       } catch (error) {

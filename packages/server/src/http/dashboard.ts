@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from './app-env.js';
+import { wellFormedText } from './well-formed-text.js';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -51,7 +52,7 @@ export function mountDashboard(app: Hono<AppEnv>, dir: string): void {
 
   app.get('/', index);
   app.get('/dashboard', (c) => c.redirect('/dashboard/', 302));
-  app.get('/dashboard/:path{.*}', async (c) => {
+  app.get('/dashboard/:path{.*}', wellFormedText, async (c) => {
     // Hono hands the path over percent-decoded; `resolve` then folds any `..` for the check.
     const relative = c.req.path.slice('/dashboard/'.length);
     const file = path.resolve(root, relative);

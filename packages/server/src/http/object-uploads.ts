@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { FS_UPLOAD_PATH, type FsObjectStore } from '../adapters/object-store/fs-object-store.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
+import { wellFormedText } from './well-formed-text.js';
 
 /**
  * The fs store's upload endpoint: the signed URL is the credential, the body is raw bytes (so it
@@ -9,7 +10,7 @@ import type { AppEnv } from './app-env.js';
  * is 403; bytes other than the signed size and SHA-256 are 400 and stored nowhere.
  */
 export function mountFsUploads(app: Hono<AppEnv>, store: FsObjectStore): void {
-  app.put(`${FS_UPLOAD_PATH}/:uploadId`, async (c) => {
+  app.put(`${FS_UPLOAD_PATH}/:uploadId`, wellFormedText, async (c) => {
     const result = await store.receive(c.req.param('uploadId'), c.req.query(), c.req.raw.body);
     if (result === 'forbidden') throw new AppError('forbidden', { message: 'bad upload URL' });
     if (result === 'mismatch')

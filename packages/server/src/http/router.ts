@@ -1,8 +1,16 @@
-import type { AuthKind, Endpoint, EndpointInput, EndpointOutput } from '@svc/contract';
+import {
+  type AuthKind,
+  type Endpoint,
+  type EndpointInput,
+  type EndpointOutput,
+  parseRequestPart,
+  type RequestPart,
+  type ValidationIssue,
+} from '@svc/contract';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { AppError, toIssues } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
 
 export type Handler<E extends Endpoint> = (
@@ -17,7 +25,8 @@ export interface RouterOptions {
 
 /**
  * Mounts endpoints from their contract descriptors: the descriptor's auth runs first, then the
- * path, query and body are parsed with its schemas (400 `invalid_request` with `issues`), and the
+ * path, query and body are parsed with its schemas, every string in them required to be
+ * well-formed text (400 `invalid_request` with `issues`), and the
  * handler's result is sent with the descriptor's status.
  */
 export type Router = ReturnType<typeof createRouter>;
@@ -45,12 +54,12 @@ export function createRouter(options: RouterOptions) {
 }
 
 async function parseInput(endpoint: Endpoint, c: Context) {
-  const issues: ReturnType<typeof toIssues> = [];
-  const parse = (schema: z.ZodType | undefined, value: unknown, where: string) => {
+  const issues: ValidationIssue[] = [];
+  const parse = (schema: z.ZodType | undefined, value: unknown, where: RequestPart) => {
     if (!schema) return undefined;
-    const result = schema.safeParse(value);
+    const result = parseRequestPart(schema, value, where);
     if (result.success) return result.data;
-    issues.push(...toIssues(result.error.issues, [where]));
+    issues.push(...result.issues);
     return undefined;
   };
   const params = parse(endpoint.params, c.req.param(), 'params');

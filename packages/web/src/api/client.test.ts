@@ -52,6 +52,20 @@ describe('callEndpoint', () => {
     expect(issuesAt(error, 'email')).toEqual([]);
   });
 
+  it('refuses text the service would refuse (here a NUL) before sending', async () => {
+    const { fetch, calls } = fakeFetch(201, {});
+    const error = await callEndpoint(
+      createOrg,
+      { body: { name: 'Acme\u0000', slug: 'acme' } },
+      { fetch },
+    ).catch((e: unknown) => e);
+    expect(calls).toEqual([]);
+    expect((error as ApiError).issues.map((issue) => [issue.path, issue.code])).toEqual([
+      [['body', 'name'], 'invalid_text'],
+    ]);
+    expect(issuesAt(error, 'name')).toHaveLength(1);
+  });
+
   it('sends JSON with the method and path of the descriptor, and parses the answer', async () => {
     const org = { id: ID, slug: 'acme', name: 'Acme', kind: 'organization', role: 'owner' };
     const { fetch, calls } = fakeFetch(201, { ...org, subscriptionActive: false, extra: 'x' });

@@ -4,6 +4,7 @@ import {
   type EndpointResult,
   type ErrorCode,
   ErrorEnvelope,
+  parseRequestPart,
   type ValidationIssue,
 } from '@svc/contract';
 import type { z } from 'zod';
@@ -43,13 +44,6 @@ export interface CallOptions {
   readonly fetch?: typeof fetch;
 }
 
-const issuesOf = (error: z.ZodError, where: string): ValidationIssue[] =>
-  error.issues.map((issue) => ({
-    path: [where, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))],
-    message: issue.message,
-    code: issue.code,
-  }));
-
 /**
  * Calls one endpoint of the service. The body is checked with the endpoint's schema before it
  * is sent (a failure throws the same `invalid_request` shape the server would), and the answer is
@@ -66,9 +60,9 @@ export async function callEndpoint<E extends Endpoint>(
     body?: unknown;
   };
   if (endpoint.body) {
-    const checked = endpoint.body.safeParse(body);
-    if (!checked.success)
-      throw new ApiError('invalid_request', 400, issuesOf(checked.error, 'body'));
+    // The server's own check (well-formed text, then the schema), so the issues are the same.
+    const checked = parseRequestPart(endpoint.body, body, 'body');
+    if (!checked.success) throw new ApiError('invalid_request', 400, checked.issues);
   }
   let url = buildPath(endpoint.path, params);
   const search = new URLSearchParams();
