@@ -29,6 +29,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { jobDefinitions } from './job-registry.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
+import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
 import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
@@ -184,8 +185,8 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
   await ctx.jobs.start([...jobDefinitions(ctx), ...ctx.extraJobs], options);
   // Reconcile once at start (then on its schedule): a crash may have left servers behind.
   if (options.work) {
-    await ctx.jobs.enqueue(ctx.database.db, 'agents.reconcile', {});
-    await ctx.jobs.enqueue(ctx.database.db, 'plain-vms.reconcile', {});
+    await ctx.jobs.enqueue(ctx.database.db, AGENT.jobs.reconcile, {});
+    await ctx.jobs.enqueue(ctx.database.db, PLAIN_VM.jobs.reconcile, {});
   }
   if (options.work && ctx.compute instanceof LocalComputeDriver) ctx.compute.start();
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentRow } from '../db/schema.js';
 import { defineJob } from '../jobs/job.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
+import { AGENT } from '../lifecycle/machine-kinds.js';
 import * as repo from './agents.repo.js';
 
 export interface AgentJobsDeps extends LifecycleJobsDeps {
@@ -15,10 +16,7 @@ export const PUSH_TOKEN_JOB = 'agent.push-token';
 /** The jobs that complete Agent moves (`agent.provision`, `agent.start`, …, `agents.reconcile`). */
 export const agentJobs = (deps: AgentJobsDeps) => [
   ...lifecycleJobs<AgentRow>(deps, {
-    kind: 'agent',
-    table: 'agents',
-    jobPrefix: 'agent',
-    idKey: 'agentId',
+    kind: AGENT,
     createSpec: (agent) => ({
       id: agent.id,
       size: agent.size,

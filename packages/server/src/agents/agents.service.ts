@@ -24,9 +24,9 @@ import {
   applyMove,
   beginProvisioning,
   changeBilling,
-  type MachineRef,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
+import { AGENT } from '../lifecycle/machine-kinds.js';
 import { issueAgentToken, readAgentToken } from './agent-token.js';
 import { newSubdomain, toApiAgent } from './agent-view.js';
 import { PUSH_TOKEN_JOB } from './agents.jobs.js';
@@ -34,14 +34,6 @@ import * as repo from './agents.repo.js';
 
 /** A transfer moves the token generation on (see `transfer`). */
 const NEXT_GEN = { tokenGen: sql<number>`token_gen + 1` };
-
-const AGENT: MachineRef = {
-  kind: 'agent',
-  table: 'agents',
-  jobPrefix: 'agent',
-  idKey: 'agentId',
-  noun: 'Agent',
-};
 
 /** Legacy-cohort Agents run on this provider. */
 export const LEGACY_PROVIDER = 'fly';
@@ -109,7 +101,7 @@ export function createAgentsService(deps: AgentsDeps) {
     });
     const context = {
       jobs,
-      ref: AGENT,
+      machine: AGENT,
       at: now,
       userId,
       provisionTimeoutMs: deps.provisionTimeoutMs,
@@ -239,7 +231,7 @@ export function createAgentsService(deps: AgentsDeps) {
     async transfer(userId: string, agentId: string, targetAccountId: string): Promise<Agent> {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        const context = { accounts, ref: AGENT, at: clock.now(), userId };
+        const context = { accounts, machine: AGENT, at: clock.now(), userId };
         const moved = await transferMachine(
           tx,
           context,
@@ -297,7 +289,7 @@ export function createAgentsService(deps: AgentsDeps) {
         if (billingType === 'subscription' && agent.cohort === 'legacy') {
           throw new AppError('legacy_cohort');
         }
-        return changeBilling(tx, { ref: AGENT, at: clock.now() }, agent, billingType);
+        return changeBilling(tx, { machine: AGENT, at: clock.now() }, agent, billingType);
       });
     },
 
@@ -305,7 +297,7 @@ export function createAgentsService(deps: AgentsDeps) {
     async act(userId: string, agentId: string, action: MachineMoveAction): Promise<Agent> {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        const context = { jobs, ref: AGENT, at: clock.now(), userId };
+        const context = { jobs, machine: AGENT, at: clock.now(), userId };
         const moved = await applyMove(tx, context, agent, action, {
           notCloning: MOVES[action].refusedWhileCloning,
           // A destroyed Agent's token must stay dead even if teardown fails.

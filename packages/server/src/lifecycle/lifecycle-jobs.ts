@@ -10,21 +10,16 @@ import { closeUsage, rolloverUsage } from '../billing/usage.js';
 import type { Database, Executor } from '../db/database.js';
 import { defineJob, type JobDefinition, type JobRun } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
-import type { MachineColumns, MachineTable } from './machine.repo.js';
+import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
+import { jobName, type MachineKind } from './machine-kinds.js';
 
 /** A start, stop, restart or destroy still unfinished after this long has failed for good. */
 export const STUCK_AFTER_MS = 60 * 60_000;
 
-/** What the lifecycle jobs need to know about one kind of machine. */
-export interface MachineKind<R extends MachineColumns> {
-  /** Usage and server-label kind. */
-  readonly kind: 'agent' | 'plain_vm';
-  readonly table: MachineTable;
-  /** Job names are `<prefix>.provision`, `<prefix>.start`, …; the reconciler `<prefix>s.reconcile`. */
-  readonly jobPrefix: string;
-  /** The id key of the job payloads (`agentId`, `plainVmId`). */
-  readonly idKey: string;
+/** What the lifecycle jobs do differently for one kind of machine. */
+export interface MachineJobHooks<R extends MachineColumns> {
+  readonly kind: MachineKind;
   createSpec(row: R): CreateServerSpec;
   /** In the transaction that moves the machine out of `provisioning` (`server` when it made it). */
   leftProvisioning?(tx: Executor, row: R, server: ServerInfo | undefined): Promise<void>;
@@ -46,10 +41,11 @@ export interface LifecycleJobsDeps {
  */
 export function lifecycleJobs<R extends MachineColumns>(
   deps: LifecycleJobsDeps,
-  machine: MachineKind<R>,
+  machine: MachineJobHooks<R>,
 ): JobDefinition<unknown>[] {
   const { database, clock, compute, log } = deps;
-  const { table, jobPrefix, idKey } = machine;
+  const { kind } = machine;
+  const { table, idKey } = kind;
   const Payload = z.record(z.literal(idKey), z.uuid());
   const find = (id: string) => repo.findMachine<R>(database.db, table, id);
 
@@ -70,7 +66,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         statusReason,
       });
       if (!row) return false;
-      await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), now);
+      await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), now);
       if (from === 'provisioning') await machine.leftProvisioning?.(tx, row, server);
       return true;
     });
@@ -102,7 +98,7 @@ export function lifecycleJobs<R extends MachineColumns>(
   ) => {
     const { via, done } = MOVES[action];
     return defineJob({
-      name: `${jobPrefix}.${action}`,
+      name: jobName(kind, action),
       payload: Payload,
       async run(payload, run) {
         const id = payload[idKey] as string;
@@ -119,7 +115,7 @@ export function lifecycleJobs<R extends MachineColumns>(
 
   return [
     defineJob({
-      name: `${jobPrefix}.provision`,
+      name: jobName(kind, 'provision'),
       payload: Payload,
       expireInSeconds: 900,
       async run(payload, run) {
@@ -143,7 +139,7 @@ export function lifecycleJobs<R extends MachineColumns>(
     }),
 
     defineJob({
-      name: `${jobPrefix}.provision-timeout`,
+      name: jobName(kind, 'provisionTimeout'),
       payload: Payload,
       async run(payload) {
         const id = payload[idKey] as string;
@@ -155,7 +151,7 @@ export function lifecycleJobs<R extends MachineColumns>(
     }),
 
     defineJob({
-      name: `${jobPrefix}s.reconcile`,
+      name: jobName(kind, 'reconcile'),
       payload: z.object({}),
       cron: '*/5 * * * *',
       retryLimit: 0,
@@ -163,7 +159,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         // Servers the driver has that no machine owns: left by a crash between the provider's
         // work and our commit, or by hand. They would run (and cost) forever. Includes servers
         // of machines whose provisioning failed or timed out, in case that cleanup failed too.
-        const servers = await compute.listServers({ managedBy: 'svc', kind: machine.kind });
+        const servers = await compute.listServers({ managedBy: 'svc', kind: kind.kind });
         const ids = servers.map((s) => s.id);
         const owned = new Set(await repo.idsOwningServers(database.db, table, ids));
         for (const server of servers.filter((s) => !owned.has(s.id))) {
@@ -180,7 +176,7 @@ export function lifecycleJobs<R extends MachineColumns>(
             const stuck = { state: via, reason, cutoff, at: now };
             for (const row of await repo.failStuck<R>(tx, table, stuck)) {
               log.warn({ [idKey]: row.id, state: via }, 'move timed out');
-              await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), now);
+              await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), now);
             }
           });
         }
@@ -193,7 +189,7 @@ export function lifecycleJobs<R extends MachineColumns>(
     move('restart', (id) => compute.reboot(id)),
 
     defineJob({
-      name: `${jobPrefix}.destroy`,
+      name: jobName(kind, 'destroy'),
       payload: Payload,
       async run(payload, run) {
         const id = payload[idKey] as string;

@@ -6,22 +6,14 @@ import { rolloverUsage } from '../billing/usage.js';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { MachineColumns, MachineMove, MachineTable } from './machine.repo.js';
+import type { MachineColumns, MachineMove } from './machine.repo.js';
 import * as repo from './machine.repo.js';
+import { jobName, type MachineKind } from './machine-kinds.js';
 
-/**
+/*
  * The user actions Agents and Plain VMs share, each run inside the caller's transaction on a row
  * the caller has already authorized.
  */
-export interface MachineRef {
-  readonly kind: 'agent' | 'plain_vm';
-  readonly table: MachineTable;
-  /** Prefix of the lifecycle job names (see `lifecycle-jobs.ts`). */
-  readonly jobPrefix: string;
-  readonly idKey: string;
-  /** How messages name it: `Agent`, `Plain VM`. */
-  readonly noun: string;
-}
 
 type Account = { id: string; subscriptionActive: boolean };
 
@@ -31,14 +23,14 @@ type Account = { id: string; subscriptionActive: boolean };
  */
 export async function applyMove<R extends MachineColumns>(
   tx: Executor,
-  deps: { jobs: JobQueue; ref: MachineRef; at: Date; userId: string },
+  deps: { jobs: JobQueue; machine: MachineKind; at: Date; userId: string },
   row: R,
   action: MachineMoveAction,
   extra: Pick<MachineMove, 'notCloning' | 'also'> = {},
 ): Promise<R> {
-  const { ref, at } = deps;
+  const { machine, at } = deps;
   const move = MOVES[action];
-  const moved = await repo.transitionMachine<R>(tx, ref.table, row.id, {
+  const moved = await repo.transitionMachine<R>(tx, machine.table, row.id, {
     from: move.from,
     to: move.via,
     at,
@@ -46,36 +38,36 @@ export async function applyMove<R extends MachineColumns>(
   });
   if (!moved) {
     throw new AppError('invalid_state', {
-      message: `cannot ${action} a ${ref.noun} that is ${row.state}`,
+      message: `cannot ${action} a ${machine.noun} that is ${row.state}`,
     });
   }
-  await rolloverUsage(tx, repo.meteredMachine(ref.kind, moved), at);
+  await rolloverUsage(tx, repo.meteredMachine(machine.kind, moved), at);
   if (action === 'destroy') {
     await recordAuditEvent(
       tx,
       {
         accountId: moved.accountId,
         actorUserId: deps.userId,
-        action: `${ref.kind}.destroy`,
-        resourceKind: ref.kind,
+        action: `${machine.kind}.destroy`,
+        resourceKind: machine.kind,
         resourceId: row.id,
       },
       at,
     );
   }
-  await deps.jobs.enqueue(tx, `${ref.jobPrefix}.${action}`, { [ref.idKey]: row.id });
+  await deps.jobs.enqueue(tx, jobName(machine, action), { [machine.idKey]: row.id });
   return moved;
 }
 
 /** Switches billing; subscription takes a free matching slot or adds one (`addedNewSlot`). */
 export async function changeBilling<R extends MachineColumns>(
   tx: Executor,
-  deps: { ref: MachineRef; at: Date },
+  deps: { machine: MachineKind; at: Date },
   row: R & { account: Account },
   billingType: BillingType,
 ) {
-  const { ref, at } = deps;
-  const product = ref.kind;
+  const { machine, at } = deps;
+  const product = machine.kind;
   const slot =
     billingType === 'subscription' && row.billingType !== 'subscription'
       ? await takeSubscriptionSlot(
@@ -85,7 +77,7 @@ export async function changeBilling<R extends MachineColumns>(
           at,
         )
       : undefined;
-  const switched = await repo.switchBilling<R>(tx, ref.table, row.id, {
+  const switched = await repo.switchBilling<R>(tx, machine.table, row.id, {
     from: row.billingType,
     to: billingType,
     slotId: slot?.slotId ?? (billingType === 'subscription' ? row.slotId : null),
@@ -95,7 +87,7 @@ export async function changeBilling<R extends MachineColumns>(
     throw new AppError('invalid_state', { message: `cannot change billing while ${row.state}` });
   }
   if (row.billingType !== billingType) {
-    await rolloverUsage(tx, repo.meteredMachine(ref.kind, switched), at);
+    await rolloverUsage(tx, repo.meteredMachine(machine.kind, switched), at);
   }
   return { success: true as const, billingType, addedNewSlot: slot?.addedNewSlot ?? false };
 }
@@ -107,34 +99,34 @@ export async function changeBilling<R extends MachineColumns>(
  */
 export async function transferMachine<R extends MachineColumns>(
   tx: Executor,
-  deps: { accounts: AccountsService; ref: MachineRef; at: Date; userId: string },
+  deps: { accounts: AccountsService; machine: MachineKind; at: Date; userId: string },
   row: R,
   targetAccountId: string,
   wrongState: ErrorCode,
   also: MachineMove['also'] = {},
 ): Promise<R> {
-  const { ref, at, userId } = deps;
+  const { machine, at, userId } = deps;
   await deps.accounts.requireManager(tx, { userId }, row.accountId);
   if (targetAccountId === row.accountId) {
     throw new AppError('invalid_request', {
       issues: [
         {
           path: ['body', 'targetAccountId'],
-          message: `The ${ref.noun} is already in this account`,
+          message: `The ${machine.noun} is already in this account`,
           code: 'custom',
         },
       ],
     });
   }
   await deps.accounts.requireTransferTarget(tx, userId, targetAccountId);
-  const moved = await repo.moveToAccount<R>(tx, ref.table, row.id, targetAccountId, at, also);
+  const moved = await repo.moveToAccount<R>(tx, machine.table, row.id, targetAccountId, at, also);
   if (!moved) {
     throw new AppError(wrongState, {
-      message: `cannot transfer a ${ref.noun} that is ${row.state}`,
+      message: `cannot transfer a ${machine.noun} that is ${row.state}`,
     });
   }
   // Usage splits here: the old account's period ends as the new account's begins.
-  await rolloverUsage(tx, repo.meteredMachine(ref.kind, moved), at);
+  await rolloverUsage(tx, repo.meteredMachine(machine.kind, moved), at);
   const data = { fromAccountId: row.accountId, toAccountId: targetAccountId };
   for (const accountId of [row.accountId, targetAccountId]) {
     await recordAuditEvent(
@@ -142,8 +134,8 @@ export async function transferMachine<R extends MachineColumns>(
       {
         accountId,
         actorUserId: userId,
-        action: `${ref.kind}.transfer`,
-        resourceKind: ref.kind,
+        action: `${machine.kind}.transfer`,
+        resourceKind: machine.kind,
         resourceId: row.id,
         data,
       },
@@ -159,27 +151,33 @@ export async function transferMachine<R extends MachineColumns>(
  */
 export async function beginProvisioning(
   tx: Executor,
-  deps: { jobs: JobQueue; ref: MachineRef; at: Date; userId: string; provisionTimeoutMs: number },
+  deps: {
+    jobs: JobQueue;
+    machine: MachineKind;
+    at: Date;
+    userId: string;
+    provisionTimeoutMs: number;
+  },
   row: MachineColumns,
   audit: { action: string; data?: Record<string, unknown> },
 ): Promise<void> {
-  const { jobs, ref, at } = deps;
-  await rolloverUsage(tx, repo.meteredMachine(ref.kind, row), at);
+  const { jobs, machine, at } = deps;
+  await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), at);
   await recordAuditEvent(
     tx,
     {
       accountId: row.accountId,
       actorUserId: deps.userId,
-      action: `${ref.kind}.${audit.action}`,
-      resourceKind: ref.kind,
+      action: `${machine.kind}.${audit.action}`,
+      resourceKind: machine.kind,
       resourceId: row.id,
       ...(audit.data && { data: audit.data }),
     },
     at,
   );
-  const payload = { [ref.idKey]: row.id };
-  await jobs.enqueue(tx, `${ref.jobPrefix}.provision`, payload);
-  await jobs.enqueue(tx, `${ref.jobPrefix}.provision-timeout`, payload, {
+  const payload = { [machine.idKey]: row.id };
+  await jobs.enqueue(tx, jobName(machine, 'provision'), payload);
+  await jobs.enqueue(tx, jobName(machine, 'provisionTimeout'), payload, {
     startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000),
   });
 }

@@ -1,6 +1,7 @@
 import { defaultUserOf } from '@svc/contract';
 import type { PlainVmRow } from '../db/schema.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
+import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 import { buildUserData } from './cloud-init.js';
 import { firewallSync } from './firewall-sync.js';
 import * as repo from './plain-vms.repo.js';
@@ -8,10 +9,7 @@ import * as repo from './plain-vms.repo.js';
 /** The jobs that complete Plain VM moves (`plain-vm.provision`, …, `plain-vms.reconcile`). */
 export const plainVmJobs = (deps: LifecycleJobsDeps) =>
   lifecycleJobs<PlainVmRow>(deps, {
-    kind: 'plain_vm',
-    table: 'plainVms',
-    jobPrefix: 'plain-vm',
-    idKey: 'plainVmId',
+    kind: PLAIN_VM,
     createSpec: (vm) => {
       const login = {
         user: defaultUserOf(vm.osImageKey),

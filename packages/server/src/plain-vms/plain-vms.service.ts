@@ -22,9 +22,9 @@ import {
   applyMove,
   beginProvisioning,
   changeBilling,
-  type MachineRef,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
+import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 import type { Logger } from '../logger.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import { hashPasswordForShadow } from './cloud-init.js';
@@ -32,14 +32,6 @@ import { canonicalRules } from './firewall.js';
 import { firewallSync, HAS_SERVER } from './firewall-sync.js';
 import { TRANSFER_NOTE, toApiPlainVm } from './plain-vm-view.js';
 import * as repo from './plain-vms.repo.js';
-
-const PLAIN_VM: MachineRef = {
-  kind: 'plain_vm',
-  table: 'plainVms',
-  jobPrefix: 'plain-vm',
-  idKey: 'plainVmId',
-  noun: 'Plain VM',
-};
 
 export interface PlainVmsDeps {
   readonly database: Database;
@@ -122,7 +114,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
           createdAt: now,
           updatedAt: now,
         });
-        const context = { ...deps, ref: PLAIN_VM, at: now, userId };
+        const context = { ...deps, machine: PLAIN_VM, at: now, userId };
         await beginProvisioning(tx, context, vm, { action: 'create' });
         return { ...toApiPlainVm(vm), ...(password && { initialPassword: password }) };
       });
@@ -143,7 +135,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async act(userId: string, id: string, action: MachineMoveAction): Promise<PlainVm> {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        const context = { jobs, ref: PLAIN_VM, at: clock.now(), userId };
+        const context = { jobs, machine: PLAIN_VM, at: clock.now(), userId };
         return toApiPlainVm(await applyMove(tx, context, vm, action));
       });
     },
@@ -151,7 +143,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async setBilling(userId: string, id: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        return changeBilling(tx, { ref: PLAIN_VM, at: clock.now() }, vm, billingType);
+        return changeBilling(tx, { machine: PLAIN_VM, at: clock.now() }, vm, billingType);
       });
     },
 
@@ -159,7 +151,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async transfer(userId: string, id: string, targetAccountId: string) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        const context = { accounts, ref: PLAIN_VM, at: clock.now(), userId };
+        const context = { accounts, machine: PLAIN_VM, at: clock.now(), userId };
         const moved = await transferMachine(tx, context, vm, targetAccountId, 'not_transferable');
         return { ...toApiPlainVm(moved), transferNote: TRANSFER_NOTE };
       });
