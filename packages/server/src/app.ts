@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { mountAccountsRoutes } from './accounts/accounts.routes.js';
-import { FS_UPLOAD_PATH, FsObjectStore } from './adapters/object-store/fs-object-store.js';
+import { FS_UPLOAD_PATH } from './adapters/object-store/fs-object-store.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
 import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
 import { mountBillingRoutes } from './billing/billing.routes.js';
@@ -17,7 +17,6 @@ import { agentAuth, bearerToken } from './http/auth-agent.js';
 import { sessionAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { mountDashboard } from './http/dashboard.js';
-import { mountFsUploads } from './http/object-uploads.js';
 import { createRouter } from './http/router.js';
 import { sessionCookieName } from './http/session-cookie.js';
 import { mountOperationsRoutes } from './operations.routes.js';
@@ -103,7 +102,7 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
   mountPlainVmsRoutes(router, ctx);
   mountAppConnectionsRoutes(router, ctx);
   mountBundlesRoutes(router, ctx);
-  if (ctx.bundles.store instanceof FsObjectStore) mountFsUploads(app, ctx.bundles.store);
+  ctx.bundles.store.mount?.(app);
   app.route('/', router.app);
   mountDashboard(app, ctx.config.http.dashboardDir);
   // Last: the public bundle pages' two-segment routes must not shadow anything above.

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { DestinationStream } from 'pino';
+import { accountsJobs } from './accounts/accounts.jobs.js';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
 import type { Argon2Cost } from './accounts/passwords.js';
 import { type Clock, systemClock } from './adapters/clock.js';
@@ -7,7 +8,9 @@ import type { ComputeDriver } from './adapters/compute/compute-driver.js';
 import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
 import { createObjectStore } from './adapters/object-store/create-object-store.js';
 import type { ObjectStore } from './adapters/object-store/object-store.js';
+import { agentJobs } from './agents/agents.jobs.js';
 import { type AgentsService, createAgentsService } from './agents/agents.service.js';
+import { agentBootstrapEnv } from './agents/bootstrap-env.js';
 import {
   type AppConnectionsService,
   createAppConnectionsService,
@@ -20,17 +23,18 @@ import { createConnectionTokens } from './app-connections/connection-tokens.js';
 import { createProviderClients } from './app-connections/oauth-client.js';
 import { TokenCipher } from './app-connections/token-cipher.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
+import { bundlesJobs } from './bundles/bundles.jobs.js';
 import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
 import { createPublishService, type PublishService } from './bundles/publish.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { jobDefinitions } from './job-registry.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
+import { plainVmJobs } from './plain-vms/plain-vms.jobs.js';
 import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
 
@@ -56,8 +60,8 @@ export interface AppContext {
     readonly publish: PublishService;
     readonly catalog: CatalogService;
   };
-  /** Job definitions beyond the registry's (tests add their own). */
-  readonly extraJobs: readonly JobDefinition<unknown>[];
+  /** Every job the service runs (and a test's own, from `overrides.extraJobs`). */
+  readonly jobDefinitions: readonly JobDefinition<unknown>[];
 }
 
 /** Replaceable parts, for tests and tools. */
@@ -135,6 +139,19 @@ export async function createContext(
       ...(secrets.s3Credentials && { s3Credentials: secrets.s3Credentials }),
     });
   const publicUrl = config.http.publicUrl;
+  const jobDefinitions = [
+    ...accountsJobs({ database, clock, log: log.accounts }),
+    ...agentJobs({
+      database,
+      clock,
+      compute,
+      log: log.root.child({ subsystem: 'agents' }),
+      bootstrapEnv: (agent) => agentBootstrapEnv(publicUrl, secrets.hmacKey, agent),
+    }),
+    ...plainVmJobs({ database, clock, compute, log: log.root.child({ subsystem: 'plain-vms' }) }),
+    ...bundlesJobs({ database, store, clock, log: log.root.child({ subsystem: 'bundles' }) }),
+    ...(overrides.extraJobs ?? []),
+  ] as JobDefinition<unknown>[];
   return {
     config,
     secrets,
@@ -174,7 +191,7 @@ export async function createContext(
       }),
       catalog: createCatalogService({ database, store, accounts, publicUrl, log: log.root }),
     },
-    extraJobs: overrides.extraJobs ?? [],
+    jobDefinitions,
   };
 }
 
@@ -182,13 +199,13 @@ export async function createContext(
 export async function startContext(ctx: AppContext, options: { work: boolean }): Promise<void> {
   const applied = await migrateToLatest(ctx.database.db.withoutPlugins());
   if (applied.length > 0) ctx.log.db.info({ migrations: applied }, 'applied migrations');
-  await ctx.jobs.start([...jobDefinitions(ctx), ...ctx.extraJobs], options);
+  await ctx.jobs.start(ctx.jobDefinitions, options);
   // Reconcile once at start (then on its schedule): a crash may have left servers behind.
   if (options.work) {
     await ctx.jobs.enqueue(ctx.database.db, AGENT.jobs.reconcile, {});
     await ctx.jobs.enqueue(ctx.database.db, PLAIN_VM.jobs.reconcile, {});
   }
-  if (options.work && ctx.compute instanceof LocalComputeDriver) ctx.compute.start();
+  if (options.work) ctx.compute.start?.();
 }
 
 /** Stops the job queue (letting running jobs finish) and closes the database. */

@@ -1,12 +1,16 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AccountsService } from '../accounts/accounts.service.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
 import { readSessionCookie } from './session-cookie.js';
 
+/** Whatever resolves a session cookie to its user (the accounts service). */
+export interface SessionAuthenticator {
+  authenticate(sessionId: string): Promise<AppEnv['Variables']['user'] | undefined>;
+}
+
 /** Requires a valid session cookie and publishes its user as `c.var.user`; else 401. */
 export function sessionAuth(
-  accounts: Pick<AccountsService, 'authenticate'>,
+  accounts: SessionAuthenticator,
   secureCookies: boolean,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

@@ -1,6 +1,7 @@
 import { DEFAULT_FIREWALL_RULES, FirewallRules } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
-import { allows, canonicalRules } from './firewall.js';
+import { allows } from '../adapters/compute/firewall-match.js';
+import { canonicalRules } from './firewall.js';
 
 const rule = (over: Record<string, unknown> = {}) => ({
   protocol: 'tcp',

@@ -63,5 +63,7 @@ export interface ComputeDriver {
   /** The server's firewall rules as the provider has them; `undefined` if it has no server. */
   getFirewall(id: string): Promise<FirewallRule[] | undefined>;
   /** Releases what the driver holds in this process (not the servers). */
+  /** Starts the driver's own background work, in processes that run jobs (optional). */
+  start?(): void;
   close(): Promise<void>;
 }

@@ -9,8 +9,8 @@ import ssh2, {
 } from 'ssh2';
 import { verify as verifyCrypt } from 'unixcrypt';
 import type { Logger } from '../../logger.js';
-import { allows } from '../../plain-vms/firewall.js';
 import { AttemptLimiter, type BackoffPolicy } from '../../util/attempt-backoff.js';
+import { allows } from './firewall-match.js';
 
 /** Who may log in to a local Plain VM, read afresh for every connection. */
 export interface SshAccess {

@@ -4,7 +4,10 @@ import { link, mkdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { Hono } from 'hono';
+import type { AppEnv } from '../../http/app-env.js';
 import type { Clock } from '../clock.js';
+import { mountFsUploads } from './fs-upload-route.js';
 import {
   type CommitResult,
   type ObjectStore,
@@ -129,6 +132,11 @@ export class FsObjectStore implements ObjectStore {
 
   async delete(sha256: string): Promise<void> {
     if (SHA256_HEX.test(sha256)) await rm(this.#path(sha256), { force: true });
+  }
+
+  /** Its upload URLs are served by the service itself. */
+  mount(app: Hono<AppEnv>): void {
+    mountFsUploads(app, this);
   }
 
   async close(): Promise<void> {}

@@ -11,8 +11,8 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock } from '../../../test/test-clock.js';
 import type { AppEnv } from '../../http/app-env.js';
-import { mountFsUploads } from '../../http/object-uploads.js';
 import { FsObjectStore } from './fs-object-store.js';
+import { mountFsUploads } from './fs-upload-route.js';
 import type { ObjectStore, UploadTicket } from './object-store.js';
 import { S3ObjectStore } from './s3-object-store.js';
 

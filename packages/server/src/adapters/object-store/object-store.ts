@@ -1,4 +1,6 @@
 import type { Readable } from 'node:stream';
+import type { Hono } from 'hono';
+import type { AppEnv } from '../../http/app-env.js';
 
 /** One expected upload: the bytes must have exactly this size and SHA-256, before `expiresAt`. */
 export interface UploadTicket {
@@ -43,6 +45,8 @@ export interface ObjectStore {
   read(sha256: string): Promise<Readable | undefined>;
   /** Removes an object; removing one that does not exist is not an error. */
   delete(sha256: string): Promise<void>;
+  /** Adds the routes the store serves itself (the fs store's upload URLs), if any. */
+  mount?(app: Hono<AppEnv>): void;
   close(): Promise<void>;
 }
 

@@ -1,8 +1,8 @@
 import type { Hono } from 'hono';
-import { FS_UPLOAD_PATH, type FsObjectStore } from '../adapters/object-store/fs-object-store.js';
-import { AppError } from '../errors.js';
-import type { AppEnv } from './app-env.js';
-import { wellFormedText } from './well-formed-text.js';
+import { AppError } from '../../errors.js';
+import type { AppEnv } from '../../http/app-env.js';
+import { wellFormedText } from '../../http/well-formed-text.js';
+import { FS_UPLOAD_PATH, type FsObjectStore } from './fs-object-store.js';
 
 /**
  * The fs store's upload endpoint: the signed URL is the credential, the body is raw bytes (so it
