@@ -50,12 +50,38 @@ export const ValidationIssue = z.object({
 });
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 
-/** The envelope of every JSON error response. */
+/**
+ * The envelope of every JSON error response: the service's, the Agent gateway's and the operator
+ * socket's. `detail` says why in a sentence, on statuses below 500 only (a fault's detail goes
+ * to the log); clients branch on `error`, never on `detail`.
+ */
 export const ErrorEnvelope = z.object({
   error: ErrorCode,
+  detail: z
+    .string()
+    .optional()
+    .meta({ description: 'Why, in a sentence; only on statuses below 500' }),
   issues: z.array(ValidationIssue).optional(),
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+
+/**
+ * An envelope for `code`: `detail` is kept only where the code's status is below 500 (the expose
+ * rule), and empty parts are left out.
+ */
+export function errorEnvelope(
+  code: ErrorCode,
+  extra: {
+    readonly detail?: string | undefined;
+    readonly issues?: readonly ValidationIssue[];
+  } = {},
+): ErrorEnvelope {
+  return {
+    error: code,
+    ...(extra.detail && errorStatus[code] < 500 && { detail: extra.detail }),
+    ...(extra.issues && extra.issues.length > 0 && { issues: [...extra.issues] }),
+  };
+}
 
 /** The HTTP status of each code: the one table the server answers from and the OpenAPI lists. */
 export const errorStatus = {

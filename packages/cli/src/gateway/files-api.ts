@@ -1,15 +1,28 @@
 import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ErrorCode } from '@svc/contract';
 
 /** Files larger than this open read-only elsewhere; the built-in editor is for text. */
 export const MAX_EDIT_BYTES = 2 * 1024 * 1024;
 
+/** The error code of each status a file access fails with (the service's envelope). */
+const CODES = {
+  400: 'invalid_request',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+} as const satisfies Record<number, ErrorCode>;
+
 export class FileAccessError extends Error {
   constructor(
-    readonly status: 400 | 403 | 404 | 413,
+    readonly status: keyof typeof CODES,
     message: string,
   ) {
     super(message);
+  }
+
+  get code(): ErrorCode {
+    return CODES[this.status];
   }
 }
 

@@ -167,9 +167,23 @@ describe('svc gateway', () => {
         body: 'from the editor',
       });
     expect((await put()).status).toBe(403);
-    expect((await put('http://evil.example')).status).toBe(403);
+    const refused = await put('http://evil.example');
+    expect(refused.status).toBe(403);
+    // The service's envelope, with the reason in `detail`.
+    expect(await refused.json()).toEqual({
+      error: 'forbidden',
+      detail: 'cross-origin request refused',
+    });
     expect((await put(base)).status).toBe(200);
     expect(await readFile(path.join(home, 'note.txt'), 'utf8')).toBe('from the editor');
+    const outside = await fetch(`${base}/_svc/api/file?path=${encodeURIComponent('../x')}`, {
+      headers: { cookie },
+    });
+    expect(outside.status).toBe(403);
+    expect(await outside.json()).toEqual({
+      error: 'forbidden',
+      detail: 'outside the home directory',
+    });
   });
 
   it('ends open sockets and refuses the cookie once the token changes (transfer, regenerate)', async () => {

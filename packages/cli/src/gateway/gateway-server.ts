@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { errorEnvelope } from '@svc/contract';
 import {
   GATEWAY_COOKIE,
   GATEWAY_COOKIE_TTL_SECONDS,
@@ -28,6 +29,8 @@ export interface GatewayOptions {
   readonly recheckMs?: number;
 }
 
+const CROSS_ORIGIN = errorEnvelope('forbidden', { detail: 'cross-origin request refused' });
+
 const MAX_BODY_BYTES = 2 * 1024 * 1024 + 1024;
 /** How often open terminal and editor sockets have their cookie checked again. */
 const RECHECK_MS = 30_000;
@@ -46,8 +49,8 @@ export function createGatewayServer(options: GatewayOptions) {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (error instanceof FileAccessError)
-        return json(res, error.status, { error: error.message });
-      json(res, 500, { error: 'internal_error' });
+        return json(res, error.status, errorEnvelope(error.code, { detail: error.message }));
+      json(res, 500, errorEnvelope('internal_error'));
     });
   });
 
@@ -77,7 +80,7 @@ export function createGatewayServer(options: GatewayOptions) {
       // their scripts could drive the terminal: not through the gateway.
       if (/^\/_svc\/editor\/(abs)?proxy\//.test(route)) return text(res, 404, 'Not found.\n');
       const isSafe = req.method === 'GET' || req.method === 'HEAD';
-      if (!isSafe && !isSameOrigin(req)) return json(res, 403, { error: 'cross-origin request' });
+      if (!isSafe && !isSameOrigin(req)) return json(res, 403, CROSS_ORIGIN);
       return options.codeServer.proxy(req, res);
     }
     if (route === CODE_SERVER_PREFIX) {
@@ -93,7 +96,7 @@ export function createGatewayServer(options: GatewayOptions) {
       return json(res, 200, { content: await files.read(path) });
     }
     if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'PUT') {
-      if (!isSameOrigin(req)) return json(res, 403, { error: 'cross-origin request' });
+      if (!isSameOrigin(req)) return json(res, 403, CROSS_ORIGIN);
       await files.write(path, await readBody(req));
       return json(res, 200, { saved: path });
     }

@@ -1,13 +1,15 @@
 import { request } from 'node:http';
+import type { ErrorEnvelope } from '@svc/contract';
 import { loadConfig } from '../config/config.js';
 import { resolveSecrets } from '../config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../context.js';
-import { AppError } from '../errors.js';
+import { AppError, toErrorEnvelope } from '../errors.js';
 import { createLogger, subsystemLoggers } from '../logger.js';
 import { adminSocketPath } from './admin-socket.js';
 import { runAdminCommand } from './commands.js';
 
-export type AdminOutcome = { result: unknown } | { error: string; message: string };
+/** A command's result, or the service's error envelope (the HTTP interface's, `detail` included). */
+export type AdminOutcome = { result: unknown } | ErrorEnvelope;
 
 /**
  * Runs an operator command: through the running service's socket when one answers, else in this
@@ -28,7 +30,7 @@ export async function runAdmin(
     await startContext(ctx, { work: false });
     return { result: await runAdminCommand(ctx, name, args) };
   } catch (error) {
-    if (error instanceof AppError) return { error: error.code, message: error.message };
+    if (error instanceof AppError) return toErrorEnvelope(error);
     throw error;
   } finally {
     await stopContext(ctx);

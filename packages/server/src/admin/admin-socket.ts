@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AppContext } from '../context.js';
-import { AppError } from '../errors.js';
+import { AppError, toErrorEnvelope } from '../errors.js';
 import { runAdminCommand } from './commands.js';
 
 const isAnswering = (socketPath: string) =>
@@ -33,10 +33,9 @@ export async function startAdminSocket(ctx: AppContext): Promise<{ close(): Prom
       ctx.log.admin.info({ command: name }, 'admin command');
       return c.json({ result });
     } catch (error) {
-      if (error instanceof AppError)
-        return c.json({ error: error.code, message: error.message }, 400);
+      if (error instanceof AppError) return c.json(toErrorEnvelope(error), error.status as 400);
       ctx.log.admin.error({ err: error, command: name }, 'admin command failed');
-      return c.json({ error: 'internal_error', message: 'see the service log' }, 500);
+      return c.json(toErrorEnvelope(new AppError('internal_error')), 500);
     }
   });
   // Another live process (e.g. an api and a worker sharing DATA_DIR on PostgreSQL) answers

@@ -93,6 +93,11 @@ describe('operator CLI', () => {
       await expect(admin(env, 'subscription', 'maybe', 'acme')).rejects.toMatchObject({
         stderr: expect.stringContaining('invalid_request'),
       });
+      // The socket answers the service's envelope: the reason reaches the operator.
+      const missing = '00000000-0000-4000-8000-000000000000';
+      await expect(admin(env, 'agent', 'token', missing)).rejects.toMatchObject({
+        stderr: expect.stringContaining(`not_found: no Agent ${missing}`),
+      });
 
       const client = new TestClient(createApp(ctx), config.http.publicUrl);
       expect(

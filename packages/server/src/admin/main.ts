@@ -35,7 +35,12 @@ async function main(argv: string[]): Promise<number> {
   await program.parseAsync(argv, { from: 'user' });
   if (!outcome) return 0;
   if ('error' in outcome) {
-    console.error(`${outcome.error}: ${outcome.message}`);
+    const issues = (outcome.issues ?? []).map(
+      (issue) => `${issue.path.join('.')}: ${issue.message}`,
+    );
+    const why = outcome.detail ?? (issues.join('; ') || undefined);
+    const fallback = outcome.error === 'internal_error' ? 'see the service log' : undefined;
+    console.error(`${outcome.error}: ${why ?? fallback ?? outcome.error}`);
     return 1;
   }
   console.log(JSON.stringify(outcome.result, null, 2));

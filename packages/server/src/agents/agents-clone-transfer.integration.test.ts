@@ -117,13 +117,20 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
       const res = await clone(source.id);
       expect(res.status).toBe(201);
       copy = res.body;
-      for (const attempt of [
-        () => user.delete(`/api/agents/${source.id}`),
-        () => user.post(`/api/agents/${source.id}/stop`),
-        () => user.post(`/api/agents/${source.id}/restart`),
-        () => clone(source.id),
-      ]) {
-        expect(await attempt()).toMatchObject({ status: 409, body: { error: 'invalid_state' } });
+      for (const [action, attempt] of [
+        ['destroy', () => user.delete(`/api/agents/${source.id}`)],
+        ['stop', () => user.post(`/api/agents/${source.id}/stop`)],
+        ['restart', () => user.post(`/api/agents/${source.id}/restart`)],
+        ['clone', () => clone(source.id)],
+      ] as const) {
+        // The answer says why, not only that it was refused.
+        expect(await attempt()).toMatchObject({
+          status: 409,
+          body: {
+            error: 'invalid_state',
+            detail: `cannot ${action} the Agent while it is being cloned`,
+          },
+        });
       }
       expect((await get(source.id)).status).toBe('running');
     } finally {

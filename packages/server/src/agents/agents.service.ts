@@ -209,7 +209,7 @@ export function createAgentsService(deps: AgentsDeps) {
         const cloneId = randomUUID();
         if (!(await repo.claimCloneSource(tx, sourceId, cloneId, clock.now()))) {
           throw new AppError('invalid_state', {
-            message: `cannot clone an Agent that is ${source.state}${source.cloningBy ? ' and being cloned' : ''}`,
+            message: `cannot clone the Agent while it is ${source.cloningBy ? 'being cloned' : source.state}`,
           });
         }
         const clone = await provisionNew(tx, userId, account, {
@@ -250,7 +250,7 @@ export function createAgentsService(deps: AgentsDeps) {
       const agent = await requireAgent(db, userId, agentId);
       if (!canApply('open', agent.state)) {
         throw new AppError('invalid_state', {
-          message: `cannot open an Agent that is ${agent.state}`,
+          message: `cannot open the Agent while it is ${agent.state}`,
         });
       }
       const token = issueAgentToken(deps.hmacKey, agent.id, agent.tokenGen);

@@ -180,6 +180,42 @@ describe('the dashboard in Chromium', () => {
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 
+  it("shows the service's reason when it refuses an action (409)", async () => {
+    const vmId = new URL(page.url()).pathname.split('/').pop() as string;
+    await status('running').waitFor();
+    server.t.compute.behave('powerOff', { latencyMs: 5_000 });
+    try {
+      // Stopped elsewhere (another tab, a script) while this page still shows it running.
+      const stop = await page.evaluate(
+        async (id) => (await fetch(`/api/plain-vms/${id}/stop`, { method: 'POST' })).status,
+        vmId,
+      );
+      expect(stop).toBe(200);
+      await page.getByRole('button', { name: 'Restart', exact: true }).click();
+      await page
+        .getByRole('alert')
+        .filter({
+          hasText:
+            'This is not possible in its current state. Cannot restart the Plain VM while it is stopping.',
+        })
+        .waitFor();
+      // The refusal also refreshes the page's picture of the VM.
+      await status('stopping').waitFor();
+      await screenshot(page, 'dashboard-refused-with-reason');
+    } finally {
+      server.t.compute.behave('powerOff', {});
+    }
+    await status('stopped').waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Start', exact: true }).click();
+    await status('running').waitFor({ timeout: 20_000 });
+    // The browser reports the refused request itself; nothing else may fail.
+    expect(
+      errors.filter((e) => !e.includes('status of 409')),
+      errors.join('\n'),
+    ).toEqual([]);
+    expect(errors.filter((e) => e.includes('status of 409'))).toHaveLength(1);
+  }, 60_000);
+
   it('creates an Agent, stops, starts and clones it', async () => {
     await page.getByRole('link', { name: 'Agents' }).click();
     await page.getByRole('link', { name: 'New Agent' }).click();

@@ -38,7 +38,10 @@ export async function applyMove<R extends MachineColumns>(
   });
   if (!moved) {
     throw new AppError('invalid_state', {
-      message: `cannot ${action} a ${machine.noun} that is ${row.state}`,
+      // The state allowed it, so what refused it was the clone in progress.
+      message: `cannot ${action} the ${machine.noun} while it is ${
+        extra.notCloning && move.from.includes(row.state) ? 'being cloned' : row.state
+      }`,
     });
   }
   await rolloverUsage(tx, repo.meteredMachine(machine.kind, moved), at);
@@ -122,7 +125,7 @@ export async function transferMachine<R extends MachineColumns>(
   const moved = await repo.moveToAccount<R>(tx, machine.table, row.id, targetAccountId, at, also);
   if (!moved) {
     throw new AppError(wrongState, {
-      message: `cannot transfer a ${machine.noun} that is ${row.state}`,
+      message: `cannot transfer the ${machine.noun} while it is ${row.state}`,
     });
   }
   // Usage splits here: the old account's period ends as the new account's begins.

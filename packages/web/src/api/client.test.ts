@@ -105,6 +105,20 @@ describe('callEndpoint', () => {
     expect(error.message).toBe('This slug is taken.');
   });
 
+  it("follows the code's sentence with the service's reason when it gives one", async () => {
+    const { fetch } = fakeFetch(409, {
+      error: 'invalid_state',
+      detail: 'cannot clone the Agent while it is being cloned',
+    });
+    const error = (await callEndpoint(getAgent, { params: { id: ID } }, { fetch }).catch(
+      (e: unknown) => e,
+    )) as ApiError;
+    expect(error.detail).toBe('cannot clone the Agent while it is being cloned');
+    expect(error.message).toBe(
+      'This is not possible in its current state. Cannot clone the Agent while it is being cloned.',
+    );
+  });
+
   it('keeps server issues at their paths, and says a request-wide one as the message', async () => {
     const issues = [
       { path: ['body', 'rules', 1, 'port'], message: 'Bad port', code: 'custom' },

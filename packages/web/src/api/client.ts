@@ -14,7 +14,7 @@ import { errorSentence } from './error-messages.js';
 export type ClientErrorCode = ErrorCode | 'network_error' | 'invalid_response';
 
 /**
- * A failed call: the service's `{error, issues}` envelope, or a client-side failure (the body
+ * A failed call: the service's `{error, detail, issues}` envelope, or a client-side failure (the body
  * did not pass the contract schema before sending, the network failed, or the answer did not
  * match the contract). `issues` paths start with `params`, `query` or `body`, like the server's.
  */
@@ -24,8 +24,10 @@ export class ApiError extends Error {
     readonly error: ClientErrorCode,
     readonly status: number,
     readonly issues: readonly ValidationIssue[] = [],
+    /** The service's reason, in a sentence (statuses below 500 only). */
+    readonly detail?: string,
   ) {
-    super(errorSentence(error, issues));
+    super(errorSentence(error, issues, detail));
   }
 }
 
@@ -91,7 +93,8 @@ export async function callEndpoint<E extends Endpoint>(
   if (!response.ok) {
     const envelope = ErrorEnvelope.safeParse(await response.json().catch(() => null));
     if (!envelope.success) throw new ApiError('invalid_response', response.status);
-    throw new ApiError(envelope.data.error, response.status, envelope.data.issues);
+    const { error, issues, detail } = envelope.data;
+    throw new ApiError(error, response.status, issues, detail);
   }
   const schema = endpoint.response.body;
   if (!schema) return undefined as EndpointResult<E>;

@@ -36,9 +36,15 @@ const SENTENCES: Record<ClientErrorCode, string> = {
   invalid_response: 'The service answered something unexpected.',
 };
 
-export function errorSentence(code: ClientErrorCode, issues: readonly ValidationIssue[]): string {
+export function errorSentence(
+  code: ClientErrorCode,
+  issues: readonly ValidationIssue[],
+  detail?: string,
+): string {
   // Issues about a field are shown next to it; one about the request as a whole is said here.
   const general = issues.find((issue) => issue.path.length <= 1);
   if (code === 'invalid_request' && general) return general.message;
-  return SENTENCES[code];
+  // The service's own reason, when it gave one, follows the sentence for the code.
+  if (!detail) return SENTENCES[code];
+  return `${SENTENCES[code]} ${detail.charAt(0).toUpperCase()}${detail.slice(1)}${/[.!?]$/.test(detail) ? '' : '.'}`;
 }

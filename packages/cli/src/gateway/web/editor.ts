@@ -24,6 +24,12 @@ function language(path: string): Extension[] {
   return [];
 }
 
+/** The gateway's reason for a refusal: the envelope's `detail`, else its code. */
+async function reason(res: Response): Promise<string> {
+  const body = (await res.json().catch(() => ({}))) as { error?: string; detail?: string };
+  return body.detail ?? body.error ?? `HTTP ${res.status}`;
+}
+
 async function save() {
   if (!openPath || !view) return;
   status.textContent = 'Saving…';
@@ -31,14 +37,14 @@ async function save() {
     method: 'PUT',
     body: view.state.doc.toString(),
   });
-  status.textContent = res.ok ? 'Saved' : `Not saved: ${(await res.json()).error}`;
+  status.textContent = res.ok ? 'Saved' : `Not saved: ${await reason(res)}`;
 }
 
 async function open(path: string) {
   status.textContent = 'Opening…';
   const res = await fetch(api('file', path));
   if (!res.ok) {
-    status.textContent = `Cannot open: ${(await res.json()).error}`;
+    status.textContent = `Cannot open: ${await reason(res)}`;
     return;
   }
   const { content } = (await res.json()) as { content: string };

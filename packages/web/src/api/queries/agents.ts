@@ -51,6 +51,8 @@ export const agentActionMutation = (qc: QueryClient, id: string) => ({
     action === 'destroy'
       ? void qc.invalidateQueries({ queryKey: [...agentsKey, 'list'] })
       : refresh(qc),
+  // A refusal usually means the page's picture of the machine is out of date: fetch it again.
+  onError: () => refresh(qc),
 });
 
 export const cloneAgentMutation = (qc: QueryClient, id: string) => ({

@@ -71,6 +71,8 @@ export const plainVmActionMutation = (qc: QueryClient, id: string) => ({
     action === 'destroy'
       ? void qc.invalidateQueries({ queryKey: [...plainVmsKey, 'list'] })
       : refresh(qc),
+  // A refusal usually means the page's picture of the machine is out of date: fetch it again.
+  onError: () => refresh(qc),
 });
 
 export const transferPlainVmMutation = (qc: QueryClient, id: string) => ({
