@@ -12,7 +12,7 @@ export type BillingType = z.infer<typeof BillingType>;
 export const Cohort = z.enum(['current', 'legacy']);
 export type Cohort = z.infer<typeof Cohort>;
 
-/** vCPU, RAM and disk per size and region (the spec's conservative floor). */
+/** vCPU, RAM and disk per size and region: what every provider's server of that size at least has. */
 export const SIZE_SPECS: Readonly<
   Record<Size, Readonly<Record<Region, { vcpu: number; ramGb: number; diskGb: number }>>>
 > = {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 
-/** The three providers, by the spec's neutral names. */
+/** The three providers, by neutral names (docs/reference.md#app-connections). */
 export const AppProvider = z.enum(['suite', 'code', 'music']);
 export type AppProvider = z.infer<typeof AppProvider>;
 
@@ -71,7 +71,7 @@ export const authorizeApp = defineEndpoint({
     "Starts a connection: 302 to the provider's consent screen with a state and PKCE, and sets " +
     'the cookie that binds the flow to this browser (sent only to the callback, 10 minutes).',
   query: z.object({
-    /** An unknown provider is a 400 `invalid_request` (decisions.md). */
+    /** An unknown provider is a 400 `invalid_request` (docs/reference.md#app-connections). */
     provider: AppProvider,
     /** Comma-separated optional scopes (`suite`); `code` and `music` have fixed scopes. */
     scopes: z.string().max(2_000).optional(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The compressed tarball's cap (decimal megabytes, as the spec writes "500 MB"). */
+/** The compressed tarball's cap: 500 MB, decimal (docs/reference.md#bundles). */
 export const MAX_TARBALL_BYTES = 500 * 1000 * 1000;
 
 /** The manifest's file name in the Agent's home, and the ignore file's name. */
@@ -11,7 +11,7 @@ export const IGNORE_FILE = '.bundleignore';
 export const STAGING_DIR = '.crabglamp/glamp-staging';
 
 /**
- * Excluded whatever `.bundleignore` says (decisions.md), as gitignore lines: they are appended
+ * Excluded whatever `.bundleignore` says (docs/reference.md#bundles), as gitignore lines: they are appended
  * after every user rule so no `!` can bring them back.
  */
 export const ALWAYS_EXCLUDED: readonly string[] = [
@@ -48,7 +48,7 @@ export const BundleCredential = z.object({
 });
 export type BundleCredential = z.infer<typeof BundleCredential>;
 
-/** `bundle.json`, as the spec's table defines it; `glampId` is empty until the first publish. */
+/** `bundle.json` (docs/reference.md#bundles); `glampId` is empty until the first publish. */
 export const BundleManifest = z.strictObject({
   name: BundleName,
   displayName: z

@@ -20,7 +20,7 @@ export interface Endpoint {
   /** Stable operation id, also the OpenAPI `operationId`. */
   readonly id: string;
   readonly method: HttpMethod;
-  /** Path with `{name}` segments, exactly as the spec writes it. */
+  /** Path with `{name}` segments, as the OpenAPI document writes it. */
   readonly path: string;
   readonly auth: AuthKind;
   readonly summary: string;

@@ -5,7 +5,7 @@ import { defineEndpoint } from './endpoint.js';
 import { FirewallRule, FirewallRules } from './firewall.js';
 import { MachineState } from './lifecycle.js';
 
-/** The spec's OS images, with the user each logs in as. */
+/** The OS images a Plain VM can run, with the user each logs in as. */
 export const OS_IMAGES = [
   { key: 'ubuntu-24.04', displayName: 'Ubuntu 24.04 LTS', defaultUser: 'ubuntu' },
   { key: 'ubuntu-22.04', displayName: 'Ubuntu 22.04 LTS', defaultUser: 'ubuntu' },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 
-/** The public key types the Vault accepts (the spec's list). */
+/** The public key types the Vault accepts (docs/reference.md#vault). */
 export const SshKeyType = z.enum([
   'ssh-rsa',
   'ssh-ed25519',

@@ -38,7 +38,7 @@ export const CALLBACK_SCRIPT = `(function () {
 })();
 `;
 
-/** Headers of the callback page (decisions.md): nothing cached, no referrer leaking the query. */
+/** Headers of the callback page: nothing cached, no referrer leaking the query (the code). */
 export const CALLBACK_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',

@@ -1,7 +1,8 @@
 import * as oidc from 'openid-client';
 
 /**
- * The 410/503 split of decisions.md: only `invalid_grant` means the refresh token is dead.
+ * The 410/503 split (docs/reference.md#app-connections): only `invalid_grant` means the refresh
+ * token is dead.
  * Everything else (timeout, abort, network, 5xx, 429, `invalid_client`, `unauthorized_client`,
  * a malformed answer) is transient or our own misconfiguration, and the connection stays active.
  */

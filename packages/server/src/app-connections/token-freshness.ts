@@ -1,6 +1,6 @@
 import type { AppConnectionRow } from '../db/schema.js';
 
-/** At most this must be left for a cached token to be handed out (decisions.md). */
+/** At most this must be left for a cached token to be handed out (docs/reference.md#app-connections). */
 export const FRESH_FOR_MS = 5 * 60_000;
 
 /** Without `expires_in` in a token response, the token is taken to live an hour. */

@@ -53,7 +53,7 @@ export function createCatalogService(deps: {
       ? await repo.findBundleByAddress(tx, accountSlug, name)
       : undefined;
     if (!bundle) throw new AppError('not_found');
-    // Bundle deletion is for owners and admins (decisions.md); a member gets 403.
+    // Bundle deletion is for owners and admins (docs/reference.md#accounts-and-roles); a member gets 403.
     await accounts.requireMember(tx, { userId }, bundle.accountId, ['owner', 'admin']);
     return bundle;
   }

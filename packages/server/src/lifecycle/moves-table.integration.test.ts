@@ -5,7 +5,7 @@ import { createTestContext, signUpUser, type TestContext } from '../../test/test
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
 
-// The spec's Moves table and decisions.md, as HTTP answers: action × state → status. Plain VM
+// The Moves table of docs/reference.md#lifecycle, as HTTP answers: action × state → status. Plain VM
 // states mirror Agent states, so one table serves both.
 const EXPECTED: Record<MachineMoveAction, Partial<Record<MachineState, 200>>> = {
   start: { stopped: 200 },

@@ -25,7 +25,7 @@ export function toApiPlainVm(row: PlainVmRow): PlainVm {
   };
 }
 
-/** What a transfer answer says besides the VM (the spec's `transferNote`). */
+/** What a transfer answer says besides the VM (`transferNote`, docs/reference.md#lifecycle). */
 export const TRANSFER_NOTE =
   'The server keeps running. It now bills as metered to the new account. ' +
   'SSH keys and the root password were not rotated: replace them if the previous owners should lose access.';

@@ -147,7 +147,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       });
     },
 
-    /** The spec: a VM that is not running or stopped answers 400, not 409. */
+    /** A VM that is not running or stopped answers 400 `not_transferable`, not 409 (docs/reference.md#lifecycle). */
     async transfer(userId: string, id: string, targetAccountId: string) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);

@@ -272,7 +272,7 @@ export function scanText(file: string, text: string, rules = SECRET_RULES): Scan
     for (const rule of ordered)
       if (!gated.has(rule) || holdsKeyword(rule, chunk)) collect(state, rule, chunk, lineStart);
   }
-  // After the specific rules, so they name a value before the generic rule can.
+  // After the rules for known formats, so they name a value before the generic rule can.
   for (const { rule, probes } of wholeText) {
     if (probes.length === 0 || probes.some((probe) => indexOfLiteral(text, probe, 0) !== -1))
       collect(state, rule, text, 0);

@@ -42,7 +42,7 @@ export async function up(db: AnyKysely): Promise<void> {
     .addColumn('refresh_failed_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
-    // Re-authorizing the same provider account replaces the connection (decisions.md).
+    // Re-authorizing the same provider account replaces the connection (docs/reference.md).
     .addUniqueConstraint('app_connections_account_provider_subject_key', [
       'account_id',
       'provider',

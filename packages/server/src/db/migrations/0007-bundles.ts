@@ -37,7 +37,7 @@ export async function up(db: AnyKysely): Promise<void> {
     .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
     .execute();
-  // One open staging per Agent (decisions.md).
+  // One open staging per Agent (docs/reference.md#bundles).
   await db.schema
     .createIndex('bundle_stagings_open_idx')
     .on('bundle_stagings')
