@@ -62,8 +62,8 @@ export interface ComputeDriver {
   setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]>;
   /** The server's firewall rules as the provider has them; `undefined` if it has no server. */
   getFirewall(id: string): Promise<FirewallRule[] | undefined>;
-  /** Releases what the driver holds in this process (not the servers). */
   /** Starts the driver's own background work, in processes that run jobs (optional). */
   start?(): void;
+  /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;
 }
