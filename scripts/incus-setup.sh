@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `npm run incus:setup`: everything the `incus` compute driver needs on this host, idempotent.
+# Installs Incus from Debian's backports where it is missing, starts lxcfs and incusd where they
+# are not running (systemd units where systemd runs, else by hand), and creates the storage pool,
+# the bridge and the default profile's devices. Run as root.
+set -euo pipefail
+
+INCUS_NETWORK="${INCUS_NETWORK:-incusbr0}"
+INCUS_STORAGE_POOL="${INCUS_STORAGE_POOL:-default}"
+# An explicit subnet: on hosts without a free one to detect, `incus admin init --minimal` fails.
+INCUS_BRIDGE_ADDRESS="${INCUS_BRIDGE_ADDRESS:-10.77.0.1/24}"
+LOG_DIR=/var/log/incus
+
+say() { printf 'incus:setup: %s\n' "$*"; }
+
+[ "$(id -u)" -eq 0 ] || { say "run as root"; exit 1; }
+
+install_packages() {
+  local missing=()
+  command -v incusd >/dev/null 2>&1 || [ -x /usr/libexec/incus/incusd ] || missing+=(incus-base)
+  command -v dnsmasq >/dev/null 2>&1 || missing+=(dnsmasq-base)
+  command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  [ "${#missing[@]}" -eq 0 ] && return
+  . /etc/os-release
+  local backports="${VERSION_CODENAME}-backports"
+  if ! grep -rqs "^deb .* ${backports} " /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian ${backports} main" >/etc/apt/sources.list.d/backports.list
+  fi
+  say "installing ${missing[*]} from ${backports}"
+  apt-get update -qq
+  # incus-base: containers only; the full `incus` package adds QEMU for virtual machines.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t "$backports" "${missing[@]}" >/dev/null
+}
+
+start_daemons() {
+  if incus info >/dev/null 2>&1; then return; fi
+  if [ -d /run/systemd/system ]; then
+    say "starting incus with systemd"
+    systemctl start lxcfs incus
+  else
+    say "starting lxcfs and incusd (no systemd on this host)"
+    mkdir -p /var/lib/lxcfs "$LOG_DIR"
+    if ! pgrep -x lxcfs >/dev/null; then
+      setsid nohup /usr/bin/lxcfs /var/lib/lxcfs >"$LOG_DIR/lxcfs.log" 2>&1 &
+    fi
+    if ! pgrep -x incusd >/dev/null; then
+      setsid nohup env PATH=/usr/libexec/incus:/usr/sbin:/usr/bin:/sbin:/bin \
+        /usr/libexec/incus/incusd --group root --logfile="$LOG_DIR/incus.log" >/dev/null 2>&1 &
+    fi
+  fi
+  /usr/libexec/incus/incusd waitready --timeout=60
+}
+
+configure() {
+  incus storage show "$INCUS_STORAGE_POOL" >/dev/null 2>&1 ||
+    incus storage create "$INCUS_STORAGE_POOL" dir
+  incus network show "$INCUS_NETWORK" >/dev/null 2>&1 ||
+    incus network create "$INCUS_NETWORK" \
+      ipv4.address="$INCUS_BRIDGE_ADDRESS" ipv4.nat=true ipv6.address=none
+  local devices
+  devices=$(incus profile device list default)
+  grep -qx root <<<"$devices" ||
+    incus profile device add default root disk path=/ pool="$INCUS_STORAGE_POOL"
+  grep -qx eth0 <<<"$devices" ||
+    incus profile device add default eth0 nic network="$INCUS_NETWORK" name=eth0
+}
+
+install_packages
+start_daemons
+configure
+say "ready: pool ${INCUS_STORAGE_POOL}, network ${INCUS_NETWORK} (${INCUS_BRIDGE_ADDRESS})"
