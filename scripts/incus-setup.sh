@@ -2,7 +2,7 @@
 # `npm run incus:setup`: everything the `incus` compute driver needs on this host, idempotent.
 # Installs Incus from Debian's backports where it is missing, starts lxcfs and incusd where they
 # are not running (systemd units where systemd runs, else by hand), and creates the storage pool,
-# the bridge and the default profile's devices. Run as root.
+# the bridge and the default profile's devices, and builds the Debian images. Run as root.
 set -euo pipefail
 
 INCUS_NETWORK="${INCUS_NETWORK:-incusbr0}"
@@ -68,4 +68,6 @@ configure() {
 install_packages
 start_daemons
 configure
+# Images Debian's archive can build here; the other OS images need an image server.
+bash "$(dirname "$0")/incus-image-debian.sh" bookworm debian-12
 say "ready: pool ${INCUS_STORAGE_POOL}, network ${INCUS_NETWORK} (${INCUS_BRIDGE_ADDRESS})"
