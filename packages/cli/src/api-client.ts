@@ -53,7 +53,8 @@ export type ApiClient = <E extends Endpoint>(
 /**
  * The one client of the service: calls contract endpoints with the Agent's HMAC token through
  * the given `fetch` (the in-memory app's in tests) and parses the answers with the endpoint's
- * response schema, never casting. Every failure is an `ApiError`.
+ * response schema, so a result is what the contract says or an error. Every failure is an
+ * `ApiError`.
  */
 export function createApiClient(
   credentials: AgentCredentials,

@@ -111,6 +111,16 @@ describe('svc names the URL when the service does not answer as itself', () => {
     );
   });
 
+  it.each(commands)('%s %s: a success the contract does not describe', async (a, b, at) => {
+    const url = await listen(200, 'application/json', '{"hello":"world"}');
+    const home = await newHome();
+    const result = await cli({ HOME: home, SVC_API_URL: url, SVC_HMAC_TOKEN: 'svc1.a.1.m' })(a, b);
+    expect(result.code).toBe(1);
+    expect(result.err).toBe(
+      `svc: the answer to GET ${url}${at} (200) does not match the service's contract: is SVC_API_URL the service?\n`,
+    );
+  });
+
   it.each(commands)('%s %s: an unreachable service, by URL and cause', async (a, b, at) => {
     // A port that was just free and is closed again: nothing listens there.
     const url = await listen(200, 'text/plain', '');
