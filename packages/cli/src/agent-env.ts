@@ -41,3 +41,22 @@ export async function loadAgentCredentials(
   if (!apiUrl || !hmacToken) return undefined;
   return { apiUrl, hmacToken, ...(agentId && { agentId }) };
 }
+
+/** The credentials, or an error that says where they come from. */
+export async function requireAgentCredentials(
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<AgentCredentials> {
+  const credentials = await loadAgentCredentials(env);
+  if (!credentials) {
+    throw new Error(
+      `no credentials: set SVC_API_URL and SVC_HMAC_TOKEN, or run on an Agent (~/${AGENT_ENV_FILE})`,
+    );
+  }
+  return credentials;
+}
+
+/** The home directory `HOME` names: the Agent's files, and where its credentials are. */
+export function requireHome(env: Readonly<Record<string, string | undefined>>): string {
+  if (!env.HOME) throw new Error('HOME is not set');
+  return env.HOME;
+}

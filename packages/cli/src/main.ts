@@ -37,6 +37,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
+    // The one place failures are printed: commands throw, and every failure becomes one line
+    // (an `ApiError` already names the code and the service's reason), never a stack trace.
     io.stderr.write(`svc: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }

@@ -61,6 +61,15 @@ export type EndpointResult<E extends Endpoint> = E['response']['body'] extends z
   ? z.output<E['response']['body']>
   : undefined;
 
+type InputOf<S> = S extends z.ZodType ? z.input<S> : never;
+
+/** A client's input for one call, typed from the descriptor: only the parts the endpoint has. */
+export type EndpointCallInput<E extends Endpoint> = (E['params'] extends z.ZodType
+  ? { params: InputOf<E['params']> }
+  : { params?: never }) &
+  (E['query'] extends z.ZodType ? { query?: InputOf<E['query']> } : { query?: never }) &
+  (E['body'] extends z.ZodType ? { body: InputOf<E['body']> } : { body?: never });
+
 /** Builds a concrete path from a descriptor path and its parameters. */
 export function buildPath(path: string, params: Record<string, string> = {}): string {
   return path.replace(/\{(\w+)\}/g, (_, name: string) => {

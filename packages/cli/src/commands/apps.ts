@@ -5,44 +5,32 @@ import {
   listAppConnections,
   listAppProviders,
 } from '@svc/contract';
-import { type AgentCredentials, loadAgentCredentials } from '../agent-env.js';
-import { ApiError, callApi } from '../api-client.js';
+import { ApiError, agentApiClient } from '../api-client.js';
 import { ensureProfileLine, readAppsEnv, writeAppsEnv } from '../apps/apps-env-file.js';
 import type { CliIo } from '../main.js';
 import type { CliCommand } from './index.js';
 
-class CliFailure extends Error {}
-
-/** What a person should do about a failed call, in words (410: reconnect; 503: retry). */
-function explain(error: unknown, provider?: string): string {
-  if (!(error instanceof ApiError)) throw error;
-  const name = provider ?? 'the';
+/** What a person should do about a token that did not come, in words (410: reconnect; 503: retry). */
+function explain(error: unknown, provider: string): unknown {
+  if (!(error instanceof ApiError)) return error;
   if (error.status === 410) {
-    return `the ${name} connection no longer works (it was revoked, expired or deleted): reconnect it in the dashboard under Apps, then run this again`;
-  }
-  if (error.status === 503) {
-    return `the ${name} provider could not be reached just now (or is not configured on the service): try again in a minute`;
-  }
-  if (error.status === 401) return "the service did not accept this Agent's token";
-  return error.message;
-}
-
-async function credentialsOf(io: CliIo): Promise<AgentCredentials> {
-  const credentials = await loadAgentCredentials(io.env);
-  if (!credentials) {
-    throw new CliFailure(
-      'no credentials: set SVC_API_URL and SVC_HMAC_TOKEN, or run on an Agent (~/.crabglamp/agent.env)',
+    return new Error(
+      `the ${provider} connection no longer works (it was revoked, expired or deleted): reconnect it in the dashboard under Apps, then run this again`,
     );
   }
-  return credentials;
+  if (error.status === 503) {
+    return new Error(
+      `the ${provider} provider could not be reached just now (or is not configured on the service): try again in a minute`,
+    );
+  }
+  return error;
 }
 
 async function configure(io: CliIo, provider: AppProvider, account: string | undefined) {
-  const fetchImpl = io.fetch ?? fetch;
-  const credentials = await credentialsOf(io);
+  const api = await agentApiClient(io);
   const [providers, connections] = await Promise.all([
-    callApi(fetchImpl, credentials, listAppProviders),
-    callApi(fetchImpl, credentials, listAppConnections),
+    api(listAppProviders),
+    api(listAppConnections),
   ]);
   const entry = providers.find((p) => p.provider === provider)!;
   const candidates = connections
@@ -55,15 +43,15 @@ async function configure(io: CliIo, provider: AppProvider, account: string | und
     );
   const connection = candidates[0];
   if (!connection) {
-    throw new CliFailure(
+    throw new Error(
       `no ${provider} connection${account ? ` for ${account}` : ''} on this Agent's account: connect ${entry.displayName} in the dashboard under Apps`,
     );
   }
-  const token = await callApi(fetchImpl, credentials, getConnectionToken, {
-    id: connection.id,
-  }).catch((error: unknown) => {
-    throw new CliFailure(explain(error, provider));
-  });
+  const token = await api(getConnectionToken, { params: { id: connection.id } }).catch(
+    (error: unknown) => {
+      throw explain(error, provider);
+    },
+  );
   const home = io.env.HOME ?? '';
   const file = await writeAppsEnv(home, {
     [entry.envVar]: token.accessToken,
@@ -78,7 +66,7 @@ async function configure(io: CliIo, provider: AppProvider, account: string | und
 }
 
 async function listProviders(io: CliIo) {
-  const providers = await callApi(io.fetch ?? fetch, await credentialsOf(io), listAppProviders);
+  const providers = await (await agentApiClient(io))(listAppProviders);
   for (const p of providers) {
     io.stdout.write(
       `${p.provider.padEnd(6)} ${p.displayName} (${p.envVar}, token ${p.tokenLifetime})\n`,
@@ -91,12 +79,9 @@ async function listProviders(io: CliIo) {
 }
 
 async function listConnections(io: CliIo) {
-  const connections: AppConnection[] = await callApi(
-    io.fetch ?? fetch,
-    await credentialsOf(io),
-    listAppConnections,
-  );
-  const providers = await callApi(io.fetch ?? fetch, await credentialsOf(io), listAppProviders);
+  const api = await agentApiClient(io);
+  const connections: AppConnection[] = await api(listAppConnections);
+  const providers = await api(listAppProviders);
   const configured = await readAppsEnv(io.env.HOME ?? '');
   if (connections.length === 0) io.stdout.write('No app connections on this account.\n');
   for (const c of connections) {
@@ -111,7 +96,7 @@ async function listConnections(io: CliIo) {
 
 /** `svc apps providers|list|<provider>|refresh <provider>`. */
 export const appsCommand: CliCommand = {
-  register(program, io, setExitCode) {
+  register(program, io) {
     program
       .command('apps')
       .description('Connected apps: providers | list | <provider> | refresh <provider>')
@@ -120,21 +105,15 @@ export const appsCommand: CliCommand = {
       .option('--account <name>', 'which connected account, when there are several')
       .action(
         async (action: string, providerArg: string | undefined, options: { account?: string }) => {
-          try {
-            if (action === 'providers') return await listProviders(io);
-            if (action === 'list') return await listConnections(io);
-            const name = action === 'refresh' ? providerArg : action;
-            const provider = AppProvider.safeParse(name);
-            if (!provider.success) {
-              throw new CliFailure(`unknown provider "${name ?? ''}": use suite, code or music`);
-            }
-            // The service refreshes when less than five minutes remain; this fetches and rewrites.
-            return await configure(io, provider.data, options.account);
-          } catch (error) {
-            const message = error instanceof CliFailure ? error.message : explain(error);
-            io.stderr.write(`svc: ${message}\n`);
-            setExitCode(1);
+          if (action === 'providers') return await listProviders(io);
+          if (action === 'list') return await listConnections(io);
+          const name = action === 'refresh' ? providerArg : action;
+          const provider = AppProvider.safeParse(name);
+          if (!provider.success) {
+            throw new Error(`unknown provider "${name ?? ''}": use suite, code or music`);
           }
+          // The service refreshes when less than five minutes remain; this fetches and rewrites.
+          return await configure(io, provider.data, options.account);
         },
       );
   },

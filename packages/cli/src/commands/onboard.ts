@@ -1,6 +1,6 @@
 import { listAppConnections, listAppProviders } from '@svc/contract';
 import { loadAgentCredentials } from '../agent-env.js';
-import { callApi } from '../api-client.js';
+import { createApiClient } from '../api-client.js';
 import type { CliIo } from '../main.js';
 import { ManagedFiles } from '../onboard/managed-file.js';
 import { SKILL_MD } from '../onboard/skill.js';
@@ -55,11 +55,11 @@ async function toolsInfo(io: CliIo): Promise<ToolsInfo> {
   const credentials = await loadAgentCredentials(io.env);
   if (!credentials)
     return { providers: [], connections: [], appsUnavailable: 'no service credentials' };
-  const fetchImpl = io.fetch ?? fetch;
+  const api = createApiClient(credentials, io.fetch);
   try {
     const [providers, connections] = await Promise.all([
-      callApi(fetchImpl, credentials, listAppProviders),
-      callApi(fetchImpl, credentials, listAppConnections),
+      api(listAppProviders),
+      api(listAppConnections),
     ]);
     return { providers, connections };
   } catch (error) {

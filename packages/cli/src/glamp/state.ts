@@ -15,6 +15,13 @@ export async function readLocalStaging(home: string): Promise<LocalStaging | und
   return text ? (JSON.parse(text) as LocalStaging) : undefined;
 }
 
+/** The local staging, or an error that says how to make one. */
+export async function requireLocalStaging(home: string): Promise<LocalStaging> {
+  const state = await readLocalStaging(home);
+  if (!state) throw new Error('nothing is staged: run "svc glamp stage" first');
+  return state;
+}
+
 export async function writeLocalStaging(home: string, state: LocalStaging): Promise<void> {
   await writeFile(path.join(home, STATE_FILE), `${JSON.stringify(state)}\n`, { mode: 0o600 });
 }

@@ -283,9 +283,12 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     expect((await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).status).toBe(204);
     expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
       status: 409,
-      body: { error: 'invalid_state' },
+      body: { error: 'invalid_state', detail: 'cannot complete a staging that is cancelled' },
     });
-    expect((await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).status).toBe(409);
+    expect(await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).toMatchObject({
+      status: 409,
+      body: { error: 'invalid_state', detail: 'cannot cancel a staging that is cancelled' },
+    });
     expect(await versionCount(run.bundleId)).toBe(0);
 
     // Another account's Agent cannot publish to or complete this account's bundle.

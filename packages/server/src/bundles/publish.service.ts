@@ -86,7 +86,11 @@ export function createPublishService(deps: {
           state: 'cancelled',
           at: clock.now(),
         });
-        if (!moved) throw new AppError('invalid_state');
+        if (!moved) {
+          throw new AppError('invalid_state', {
+            message: `cannot cancel a staging that is ${staging.state}`,
+          });
+        }
       });
     },
 
@@ -124,7 +128,10 @@ export function createPublishService(deps: {
         const staging = await repo.findStaging(tx, input.stagingId, agent.agentId, true);
         if (!staging) throw new AppError('not_found');
         if (staging.state !== 'staged' && staging.state !== 'publishing') {
-          throw new AppError('invalid_state');
+          // A newer `stage` cancels the open staging, so this is usually an older shell's.
+          throw new AppError('invalid_state', {
+            message: `cannot publish a staging that is ${staging.state}: stage again`,
+          });
         }
         const bundle =
           slug === 'new'
@@ -183,7 +190,7 @@ export function createPublishService(deps: {
     async complete(agent: AgentPrincipal, bundleId: string, stagingId: string) {
       const staging = await repo.findStaging(database.db, stagingId, agent.agentId);
       if (!staging) throw new AppError('not_found');
-      if (staging.state !== 'publishing' || !staging.publish) throw new AppError('invalid_state');
+      if (staging.state !== 'publishing' || !staging.publish) throw cannotComplete(staging.state);
       if (staging.bundleId !== bundleId) throw new AppError('not_found');
       const declared = staging.publish;
       const uploads = await repo.listUploads(database.db, stagingId);
@@ -205,7 +212,8 @@ export function createPublishService(deps: {
       return database.transaction(async (tx) => {
         const at = clock.now();
         const locked = await repo.findStaging(tx, stagingId, agent.agentId, true);
-        if (locked?.state !== 'publishing') throw new AppError('invalid_state');
+        // Cancelled, or completed by a concurrent call, since the check above.
+        if (locked?.state !== 'publishing') throw cannotComplete(locked?.state ?? 'gone');
         const bundle = await repo.findBundleById(tx, bundleId);
         if (!bundle || bundle.accountId !== agent.accountId) throw new AppError('not_found');
         const taken = await repo.takeNextVersion(tx, bundleId, declared.manifest, at);
@@ -239,6 +247,11 @@ export function createPublishService(deps: {
       });
     },
   };
+}
+
+/** The public reason a complete is refused: the staging is not (or no longer) publishing. */
+function cannotComplete(state: string): AppError {
+  return new AppError('invalid_state', { message: `cannot complete a staging that is ${state}` });
 }
 
 /** `new`: creates the bundle, or takes over one whose first publish never completed. */

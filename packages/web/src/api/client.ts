@@ -1,13 +1,13 @@
 import {
   buildPath,
   type Endpoint,
+  type EndpointCallInput,
   type EndpointResult,
   type ErrorCode,
   ErrorEnvelope,
   parseRequestPart,
   type ValidationIssue,
 } from '@svc/contract';
-import type { z } from 'zod';
 import { errorSentence } from './error-messages.js';
 
 /** What a call may fail with besides the service's own codes. */
@@ -31,14 +31,8 @@ export class ApiError extends Error {
   }
 }
 
-type InputOf<S> = S extends z.ZodType ? z.input<S> : never;
-
 /** The call's input, typed from the descriptor: only the parts the endpoint has. */
-export type CallInput<E extends Endpoint> = (E['params'] extends z.ZodType
-  ? { params: InputOf<E['params']> }
-  : { params?: never }) &
-  (E['query'] extends z.ZodType ? { query?: InputOf<E['query']> } : { query?: never }) &
-  (E['body'] extends z.ZodType ? { body: InputOf<E['body']> } : { body?: never });
+export type CallInput<E extends Endpoint> = EndpointCallInput<E>;
 
 export interface CallOptions {
   readonly signal?: AbortSignal;

@@ -1,10 +1,27 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_FILE } from '@svc/contract';
-import type { CliIo } from '../main.js';
-import { ManifestError, validateManifest, writeManifest } from './manifest-file.js';
+import { requireHome } from '../../agent-env.js';
+import { ManifestError, validateManifest, writeManifest } from '../../glamp/manifest-file.js';
+import type { CliIo } from '../../main.js';
+import type { CliCommand } from '../index.js';
 
-export interface InitOptions {
+/** `svc glamp init`. */
+export const glampInitCommand: CliCommand = {
+  register(glamp, io) {
+    glamp
+      .command('init')
+      .description('Write a starter bundle.json (asks for what the flags do not give)')
+      .option('--name <name>', 'kebab-case, at most 50 characters')
+      .option('--display-name <text>', 'shown on the public page')
+      .option('--description <text>', 'one sentence')
+      .option('--tags <list>', 'comma-separated, kebab-case')
+      .option('--force', 'overwrite an existing bundle.json')
+      .action((options: InitOptions) => glampInit(io, requireHome(io.env), options));
+  },
+};
+
+interface InitOptions {
   name?: string;
   displayName?: string;
   description?: string;
@@ -12,8 +29,8 @@ export interface InitOptions {
   force?: boolean;
 }
 
-/** `svc glamp init`: asks for (or takes flags for) the four fields and writes `bundle.json`. */
-export async function glampInit(io: CliIo, home: string, options: InitOptions): Promise<void> {
+/** Asks for (or takes flags for) the four fields and writes `bundle.json`. */
+async function glampInit(io: CliIo, home: string, options: InitOptions): Promise<void> {
   const file = path.join(home, MANIFEST_FILE);
   const exists = await access(file).then(
     () => true,

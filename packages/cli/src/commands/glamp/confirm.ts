@@ -1,18 +1,30 @@
 import path from 'node:path';
-import {
-  cancelStaging,
-  completePublish,
-  publishBundle,
-  type ScanFlag,
-  STAGING_DIR,
-} from '@svc/contract';
-import type { CliIo } from '../main.js';
-import { type ApiClient, ApiError } from './api.js';
-import { readManifest, writeManifest } from './manifest-file.js';
-import { formatFlags } from './report-print.js';
-import { buildStagingTarball, describeStagingTree, TARBALL_FILE } from './staging.js';
-import { readLocalStaging, removeLocalStaging } from './state.js';
-import { progressBar, putFile } from './upload.js';
+import { completePublish, publishBundle, type ScanFlag, STAGING_DIR } from '@svc/contract';
+import { requireHome } from '../../agent-env.js';
+import { ApiError, agentApiClient } from '../../api-client.js';
+import { readManifest, writeManifest } from '../../glamp/manifest-file.js';
+import { formatFlags } from '../../glamp/report-print.js';
+import { buildStagingTarball, describeStagingTree, TARBALL_FILE } from '../../glamp/staging.js';
+import { removeLocalStaging, requireLocalStaging } from '../../glamp/state.js';
+import { progressBar, putFile } from '../../glamp/upload.js';
+import type { CliIo } from '../../main.js';
+import type { CliCommand } from '../index.js';
+
+/** `svc glamp confirm`. */
+export const glampConfirmCommand: CliCommand = {
+  register(glamp, io, setExitCode) {
+    glamp
+      .command('confirm')
+      .description('Final scan, upload and publish; prints the public URL')
+      .option(
+        '--accept-flags',
+        'publish what the scanner flagged without asking (needed without a terminal)',
+      )
+      .action(async (options: { acceptFlags?: boolean }) =>
+        setExitCode(await glampConfirm(io, options)),
+      );
+  },
+};
 
 /**
  * Publishing what the scanner flagged is the author's decision, made on purpose: on a terminal
@@ -41,18 +53,14 @@ async function acceptFlags(
 }
 
 /**
- * `svc glamp confirm`: the final scan (refusing flags `stage` did not report, and publishing the
+ * The final scan (refusing flags `stage` did not report, and publishing the
  * others only when the author accepts them), the tarball, uploads with a progress bar,
  * complete; then `glampId` goes back into `bundle.json`.
  */
-export async function glampConfirm(
-  io: CliIo,
-  home: string,
-  api: ApiClient,
-  options: { acceptFlags?: boolean } = {},
-): Promise<number> {
-  const state = await readLocalStaging(home);
-  if (!state) throw new Error('nothing is staged: run "svc glamp stage" first');
+async function glampConfirm(io: CliIo, options: { acceptFlags?: boolean }): Promise<number> {
+  const home = requireHome(io.env);
+  const api = await agentApiClient(io);
+  const state = await requireLocalStaging(home);
   const manifest = await readManifest(home);
   const described = await describeStagingTree(home);
   const known = new Set(state.flagFingerprints);
@@ -71,7 +79,7 @@ export async function glampConfirm(
     params: { slug: manifest.glampId || 'new' },
     body: { stagingId: state.stagingId, manifest, files: described.files, tarball },
   }).catch((error) => {
-    if (error instanceof ApiError && error.status === 404 && manifest.glampId) {
+    if (error instanceof ApiError && error.error === 'not_found' && manifest.glampId) {
       throw new Error(
         `the bundle ${manifest.glampId} no longer exists (deleted?): empty "glampId" in bundle.json to publish it anew`,
       );
@@ -95,18 +103,4 @@ export async function glampConfirm(
   await removeLocalStaging(home);
   io.stdout.write(`Published version ${done.version}: ${done.url}\n`);
   return 0;
-}
-
-/** `svc glamp cancel`: the staging row is cancelled and the local staging removed. */
-export async function glampCancel(io: CliIo, home: string, api: ApiClient): Promise<void> {
-  const state = await readLocalStaging(home);
-  if (state) {
-    await api(cancelStaging, { params: { id: state.stagingId } }).catch((error) => {
-      // Already cancelled or published on the service: the local files still go.
-      if (!(error instanceof ApiError && (error.status === 404 || error.status === 409)))
-        throw error;
-    });
-  }
-  await removeLocalStaging(home);
-  io.stdout.write(state ? `Cancelled staging ${state.stagingId}.\n` : 'Nothing was staged.\n');
 }

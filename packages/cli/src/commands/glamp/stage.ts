@@ -1,31 +1,38 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  createStaging,
-  getGlampStatus,
-  MANIFEST_FILE,
-  STAGING_DIR,
-  type StagingReport,
-} from '@svc/contract';
-import type { CliIo } from '../main.js';
-import type { ApiClient } from './api.js';
-import { readManifest, writeManifest } from './manifest-file.js';
-import { formatFlags, formatReport } from './report-print.js';
+import { createStaging, MANIFEST_FILE, STAGING_DIR, type StagingReport } from '@svc/contract';
+import { requireHome } from '../../agent-env.js';
+import { agentApiClient } from '../../api-client.js';
+import { readManifest, writeManifest } from '../../glamp/manifest-file.js';
+import { formatReport } from '../../glamp/report-print.js';
 import {
   buildStagingTarball,
   buildStagingTree,
   Describer,
-  describeStagingTree,
   extensionBreakdown,
   type StagingDescription,
-} from './staging.js';
-import { readLocalStaging, writeLocalStaging } from './state.js';
+} from '../../glamp/staging.js';
+import { writeLocalStaging } from '../../glamp/state.js';
+import type { CliIo } from '../../main.js';
+import type { CliCommand } from '../index.js';
+
+/** `svc glamp stage`. */
+export const glampStageCommand: CliCommand = {
+  register(glamp, io) {
+    glamp
+      .command('stage')
+      .description('Scan, build ~/.crabglamp/glamp-staging/ and its tarball, record the report')
+      .action(() => glampStage(io));
+  },
+};
 
 /**
- * `svc glamp stage`: builds the staging tree and its tarball, records the report on the service
- * and prints it. The 500 MB check fails before the service hears of anything.
+ * Builds the staging tree and its tarball, records the report on the service and prints it.
+ * The 500 MB check fails before the service hears of anything.
  */
-export async function glampStage(io: CliIo, home: string, api: ApiClient): Promise<void> {
+async function glampStage(io: CliIo): Promise<void> {
+  const home = requireHome(io.env);
+  const api = await agentApiClient(io);
   const manifest = await readManifest(home);
   const tree = await buildStagingTree(home);
   const updated = { ...manifest, credentials: tree.credentials };
@@ -71,34 +78,4 @@ async function redescribe(home: string, tree: StagingDescription, file: string) 
     flags: [...tree.flags.filter((f) => f.file !== file), ...fresh.flags],
     unscanned: tree.unscanned,
   };
-}
-
-/** `svc glamp rescan`: the scan again, on the staging tree as it is now. */
-export async function glampRescan(io: CliIo, home: string): Promise<number> {
-  const state = await readLocalStaging(home);
-  if (!state) throw new Error('nothing is staged: run "svc glamp stage" first');
-  const { flags } = await describeStagingTree(home);
-  const known = new Set(state.flagFingerprints);
-  const fresh = flags.filter((f) => !known.has(f.fingerprint));
-  io.stdout.write(flags.length ? `Flags:\n${formatFlags(flags)}` : 'Flags: none\n');
-  if (fresh.length) {
-    io.stdout.write(`New since stage (confirm will refuse them):\n${formatFlags(fresh)}`);
-    return 1;
-  }
-  return 0;
-}
-
-/** `svc glamp status`: the open staging, or the account's published bundles. */
-export async function glampStatus(io: CliIo, api: ApiClient): Promise<void> {
-  const status = await api(getGlampStatus);
-  if (status.staging) {
-    const s = status.staging;
-    io.stdout.write(
-      `Open staging ${s.id} (${s.state}): ${s.manifest.name}, ${s.report.fileCount} files, ${s.report.flags.length} flags\n`,
-    );
-  } else io.stdout.write('No open staging.\n');
-  if (status.bundles.length === 0) io.stdout.write('No published bundles.\n');
-  for (const b of status.bundles) {
-    io.stdout.write(`${b.accountSlug}/${b.name}  version ${b.latestVersion}  ${b.url}\n`);
-  }
 }
