@@ -103,7 +103,7 @@ export async function createContext(
     }),
   });
   const passwordCost = overrides.passwordCost && { passwordCost: overrides.passwordCost };
-  // Every feature authorizes through this, and only this, of the accounts folder.
+  // Features get only this of accounts: they check who may act, they never manage accounts.
   const membership = createMembership();
   const sessions = createSessionsService({ database, clock, ...passwordCost });
   const accounts = createAccountsService({
