@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { TestComputeDriver } from '../packages/server/src/adapters/compute/test-compute-driver.js';
 import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../packages/server/src/context.js';
+import { TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
 const IN_FLIGHT = 25;

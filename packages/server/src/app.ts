@@ -85,7 +85,7 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
     ),
   );
 
-  const session = sessionAuth(ctx.accounts, ctx.config.http.secureCookies);
+  const session = sessionAuth(ctx.sessions, ctx.config.http.secureCookies);
   const agent = agentAuth((token) => ctx.agents.authenticateToken(token));
   const router = createRouter({
     authenticators: {

@@ -2,7 +2,9 @@ import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import { accountsJobs } from './accounts/accounts.jobs.js';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
+import { createMembership } from './accounts/membership.js';
 import type { Argon2Cost } from './accounts/passwords.js';
+import { createSessionsService, type SessionsService } from './accounts/sessions.service.js';
 import { type Clock, systemClock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
 import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
@@ -46,6 +48,7 @@ export interface AppContext {
   readonly clock: Clock;
   readonly database: Database;
   readonly jobs: JobQueue;
+  readonly sessions: SessionsService;
   readonly accounts: AccountsService;
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
@@ -99,10 +102,16 @@ export async function createContext(
       pollingIntervalSeconds: overrides.jobPollingIntervalSeconds,
     }),
   });
+  const passwordCost = overrides.passwordCost && { passwordCost: overrides.passwordCost };
+  // Features get only this of accounts: they check who may act, they never manage accounts.
+  const membership = createMembership();
+  const sessions = createSessionsService({ database, clock, ...passwordCost });
   const accounts = createAccountsService({
     database,
     clock,
-    ...(overrides.passwordCost && { passwordCost: overrides.passwordCost }),
+    membership,
+    sessions,
+    ...passwordCost,
   });
   const compute =
     overrides.compute ??
@@ -114,7 +123,7 @@ export async function createContext(
     database,
     clock,
     jobs,
-    accounts,
+    membership,
     compute,
     publicUrl: config.http.publicUrl,
     agentOrigin: config.http.agentOrigin,
@@ -124,7 +133,7 @@ export async function createContext(
   const tokenCipher = new TokenCipher(secrets.encryption);
   const providerClients = createProviderClients(config, secrets, overrides.providerFetch);
   const appsLog = log.root.child({ subsystem: 'apps' });
-  const appDeps = { database, clock, accounts, cipher: tokenCipher, clients: providerClients };
+  const appDeps = { database, clock, membership, cipher: tokenCipher, clients: providerClients };
   const tokens = createConnectionTokens({
     ...appDeps,
     log: appsLog,
@@ -159,11 +168,12 @@ export async function createContext(
     clock,
     database,
     jobs,
+    sessions,
     accounts,
     compute,
     agents,
-    billing: createBillingService({ database, clock, accounts }),
-    vault: createVaultService({ database, clock, accounts }),
+    billing: createBillingService({ database, clock, membership }),
+    vault: createVaultService({ database, clock, membership }),
     tokenCipher,
     appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),
     appAuthorization: createAuthorizationService({
@@ -175,7 +185,7 @@ export async function createContext(
       database,
       clock,
       jobs,
-      accounts,
+      membership,
       compute,
       log: log.root.child({ subsystem: 'plain-vms' }),
       provisionTimeoutMs: config.timing.provisionTimeoutMs,
@@ -189,7 +199,7 @@ export async function createContext(
         publicUrl,
         limits: config.bundles,
       }),
-      catalog: createCatalogService({ database, store, accounts, publicUrl, log: log.root }),
+      catalog: createCatalogService({ database, store, membership, publicUrl, log: log.root }),
     },
     jobDefinitions,
   };

@@ -1,15 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentClient, complete, manifestOf, stageAndPublish } from '../test/bundle-test-helpers.js';
 import { type JsonSchema, schemaArbitrary } from '../test/schema-arbitrary.js';
 import type { TestClient, TestResponse } from '../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../test/test-context.js';
 import { databaseKinds } from '../test/test-db.js';
-import {
-  agentClient,
-  complete,
-  manifestOf,
-  stageAndPublish,
-} from './bundles/bundle-test-helpers.js';
 
 // Every endpoint of the OpenAPI document, with inputs derived from its own schemas: no input may
 // answer 500, and a string that is not well-formed text (a NUL, an unpaired surrogate) anywhere

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LocalComputeDriver } from '../src/adapters/compute/local-compute-driver.js';
-import { TestComputeDriver } from '../src/adapters/compute/test-compute-driver.js';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { resolveSecrets } from '../src/config/dev-keys.js';
@@ -17,6 +16,7 @@ import { createLogger } from '../src/logger.js';
 import { LogCapture } from './log-capture.js';
 import { TestClient } from './test-client.js';
 import { TestClock } from './test-clock.js';
+import { TestComputeDriver } from './test-compute-driver.js';
 import { createTestDatabase, type DatabaseKind } from './test-db.js';
 
 /** Fixed test keys (never used outside tests). */

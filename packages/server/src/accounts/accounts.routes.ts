@@ -9,7 +9,7 @@ import {
 } from '../http/session-cookie.js';
 
 export function mountAccountsRoutes(router: Router, ctx: AppContext) {
-  const { accounts } = ctx;
+  const { accounts, sessions } = ctx;
   const secure = ctx.config.http.secureCookies;
 
   router.mount(api.signUp, async ({ body }, c) => {
@@ -21,14 +21,14 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
 
   router.mount(api.signIn, async ({ body }, c) => {
     const address = clientAddress(c, ctx.config.http);
-    const { user, session } = await accounts.signIn({ ...body, clientAddress: address });
+    const { user, session } = await sessions.signIn({ ...body, clientAddress: address });
     writeSessionCookie(c, session, secure);
     return { user };
   });
 
   router.mount(api.signOut, async (_, c) => {
     const sessionId = readSessionCookie(c, secure);
-    if (sessionId) await accounts.signOut(sessionId);
+    if (sessionId) await sessions.signOut(sessionId);
     clearSessionCookie(c, secure);
     return undefined;
   });

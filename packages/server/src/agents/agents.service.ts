@@ -11,7 +11,7 @@ import {
 } from '@svc/contract';
 import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
 import { sql } from 'kysely';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import { slotForNew } from '../billing/slots.js';
@@ -42,7 +42,7 @@ export interface AgentsDeps {
   readonly database: Database;
   readonly clock: Clock;
   readonly jobs: JobQueue;
-  readonly accounts: AccountsService;
+  readonly membership: Membership;
   readonly compute: ComputeDriver;
   readonly publicUrl: string;
   readonly agentOrigin: { readonly scheme: string; readonly domain: string };
@@ -51,14 +51,14 @@ export interface AgentsDeps {
 }
 
 export function createAgentsService(deps: AgentsDeps) {
-  const { database, clock, jobs, accounts } = deps;
+  const { database, clock, jobs, membership } = deps;
   const { db } = database;
 
   /** The Agent if the user is a member of its account; otherwise `not_found` either way. */
   async function requireAgent(executor: Executor, userId: string, agentId: string) {
     const agent = await repo.findAgent(executor, agentId);
     if (!agent) throw new AppError('not_found');
-    const { account } = await accounts.requireMember(executor, { userId }, agent.accountId);
+    const { account } = await membership.requireMember(executor, { userId }, agent.accountId);
     return Object.assign(agent, { account });
   }
 
@@ -171,7 +171,7 @@ export function createAgentsService(deps: AgentsDeps) {
       },
     ): Promise<Agent> {
       return database.transaction(async (tx) => {
-        const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
+        const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
         const agent = await provisionNew(tx, userId, account, {
           ...input,
           provider: deps.compute.name,
@@ -197,14 +197,14 @@ export function createAgentsService(deps: AgentsDeps) {
         if (SIZE_ORDER.indexOf(input.size) < SIZE_ORDER.indexOf(source.size)) {
           throw new AppError('size_downgrade');
         }
-        const account = await accounts.resolveTargetAccount(
+        const account = await membership.resolveTargetAccount(
           tx,
           userId,
           input.accountId ?? source.accountId,
         );
         // A clone elsewhere carries the home out of the source account, as a transfer would.
         if (account.id !== source.accountId) {
-          await accounts.requireManager(tx, { userId }, source.accountId);
+          await membership.requireManager(tx, { userId }, source.accountId);
         }
         const cloneId = randomUUID();
         if (!(await repo.claimCloneSource(tx, sourceId, cloneId, clock.now()))) {
@@ -231,7 +231,7 @@ export function createAgentsService(deps: AgentsDeps) {
     async transfer(userId: string, agentId: string, targetAccountId: string): Promise<Agent> {
       return database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
-        const context = { accounts, machine: AGENT, at: clock.now(), userId };
+        const context = { membership, machine: AGENT, at: clock.now(), userId };
         const moved = await transferMachine(
           tx,
           context,
@@ -268,8 +268,8 @@ export function createAgentsService(deps: AgentsDeps) {
 
     async list(userId: string, accountId?: string): Promise<Agent[]> {
       const accountIds = accountId
-        ? [(await accounts.requireMember(db, { userId }, accountId)).account.id]
-        : await accounts.memberAccountIds(db, userId);
+        ? [(await membership.requireMember(db, { userId }, accountId)).account.id]
+        : await membership.memberAccountIds(db, userId);
       return (await repo.listAgents(db, accountIds)).map(toAgent);
     },
 

@@ -1,5 +1,5 @@
 import type { AppConnection, AppProvider, ConnectionToken } from '@svc/contract';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AppConnectionRow } from '../db/schema.js';
@@ -18,13 +18,13 @@ export type Caller = { readonly userId: string } | { readonly agentAccountId: st
 export function createAppConnectionsService(deps: {
   database: Database;
   clock: Clock;
-  accounts: AccountsService;
+  membership: Membership;
   cipher: TokenCipher;
   clients: Partial<Record<AppProvider, ProviderClient>>;
   tokens: ConnectionTokens;
   log: Logger;
 }) {
-  const { database, clock, accounts } = deps;
+  const { database, clock, membership } = deps;
   const db = database.db;
 
   /** Not a member (or another account's Agent) → 404, never revealing that the id exists. */
@@ -33,7 +33,7 @@ export function createAppConnectionsService(deps: {
       if (caller.agentAccountId !== accountId) throw new AppError('not_found');
       return;
     }
-    await accounts.requireMember(executor, { userId: caller.userId }, accountId);
+    await membership.requireMember(executor, { userId: caller.userId }, accountId);
   }
 
   const toConnection = (row: AppConnectionRow): AppConnection => ({
@@ -56,9 +56,9 @@ export function createAppConnectionsService(deps: {
         if (accountId && accountId !== caller.agentAccountId) throw new AppError('not_found');
         accountIds = [caller.agentAccountId];
       } else if (accountId) {
-        accountIds = [(await accounts.requireMember(db, caller, accountId)).account.id];
+        accountIds = [(await membership.requireMember(db, caller, accountId)).account.id];
       } else {
-        accountIds = await accounts.memberAccountIds(db, caller.userId);
+        accountIds = await membership.memberAccountIds(db, caller.userId);
       }
       return (await repo.listConnections(db, accountIds)).map(toConnection);
     },
@@ -86,7 +86,7 @@ export function createAppConnectionsService(deps: {
       const removed = await database.transaction(async (tx) => {
         const row = await repo.findConnection(tx, id);
         if (!row) throw new AppError('not_found');
-        await accounts.requireMember(tx, { userId }, row.accountId);
+        await membership.requireMember(tx, { userId }, row.accountId);
         await repo.deleteWithTombstone(tx, row, clock.now());
         return { row, shared: (await repo.countSameSubject(tx, row)) > 0 };
       });

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { AppProvider } from '@svc/contract';
 import * as oidc from 'openid-client';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -29,14 +29,14 @@ export type CallbackOutcome =
 export function createAuthorizationService(deps: {
   database: Database;
   clock: Clock;
-  accounts: AccountsService;
+  membership: Membership;
   cipher: TokenCipher;
   clients: Partial<Record<AppProvider, ProviderClient>>;
   /** `PUBLIC_URL` + `/api/apps/callback`, the one redirect URI, sent identically every time. */
   redirectUri: string;
   log: Logger;
 }) {
-  const { database, clock, accounts, cipher, log } = deps;
+  const { database, clock, membership, cipher, log } = deps;
 
   /** Stores the connection, replacing the one of the same provider account (same id kept). */
   async function saveConnection(
@@ -49,7 +49,7 @@ export function createAuthorizationService(deps: {
     const lifetime = PROVIDERS[provider].refreshes ? accessTokenLifetime(tokens) : null;
     return database.transaction(async (tx) => {
       // The user may have left the account during the 10 minutes.
-      await accounts.requireMember(tx, { userId: state.userId }, state.accountId);
+      await membership.requireMember(tx, { userId: state.userId }, state.accountId);
       const existing = await repo.findConnectionBySubject(tx, {
         accountId: state.accountId,
         provider,
@@ -92,7 +92,7 @@ export function createAuthorizationService(deps: {
       const scopes = resolveRequestedScopes(input.provider, input.scopes);
       const client = deps.clients[input.provider];
       if (!client) throw new AppError('provider_not_configured');
-      const account = await accounts.resolveTargetAccount(database.db, userId, input.accountId);
+      const account = await membership.resolveTargetAccount(database.db, userId, input.accountId);
       const state = randomBytes(32).toString('base64url');
       const codeVerifier = oidc.randomPKCECodeVerifier();
       const binding = newBrowserBinding();

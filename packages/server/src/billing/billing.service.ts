@@ -1,5 +1,5 @@
 import type { Slot, Usage } from '@svc/contract';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -9,22 +9,22 @@ import { monthStart, usageByResource } from './usage.js';
 export function createBillingService({
   database,
   clock,
-  accounts,
+  membership,
 }: {
   database: Database;
   clock: Clock;
-  accounts: AccountsService;
+  membership: Membership;
 }) {
   return {
     async listSlots(userId: string, accountId: string): Promise<Slot[]> {
-      await accounts.requireMember(database.db, { userId }, accountId);
+      await membership.requireMember(database.db, { userId }, accountId);
       const slots = await listSlots(database.db, accountId);
       return slots.map((slot) => ({ ...slot, createdAt: slot.createdAt.toISOString() }));
     },
 
     /** This calendar month's usage so far, by machine (any member). */
     async usage(userId: string, accountId: string): Promise<Usage> {
-      await accounts.requireMember(database.db, { userId }, accountId);
+      await membership.requireMember(database.db, { userId }, accountId);
       const asOf = clock.now();
       const periodStart = monthStart(asOf);
       const resources = await usageByResource(database.db, accountId, periodStart, asOf);
@@ -34,7 +34,7 @@ export function createBillingService({
     /** Owners and admins remove free slots; a slot in use answers 409. */
     async removeSlot(userId: string, accountId: string, slotId: string): Promise<void> {
       await database.transaction(async (tx) => {
-        await accounts.requireMember(tx, { userId }, accountId, ['owner', 'admin']);
+        await membership.requireManager(tx, { userId }, accountId);
         const outcome = await removeSlot(tx, accountId, slotId);
         if (outcome === 'not_found') throw new AppError('not_found');
         if (outcome === 'in_use') throw new AppError('invalid_state', { message: 'slot in use' });

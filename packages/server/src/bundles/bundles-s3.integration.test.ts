@@ -5,11 +5,6 @@ import path from 'node:path';
 // @ts-expect-error: the package ships no types
 import S3rver from '@20minutes/s3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestClient } from '../../test/test-client.js';
-import { TestClock } from '../../test/test-clock.js';
-import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
-import { databaseKinds } from '../../test/test-db.js';
-import { S3ObjectStore } from '../adapters/object-store/s3-object-store.js';
 import {
   type AgentClient,
   agentClient,
@@ -18,7 +13,12 @@ import {
   sha256,
   stageAndPublish,
   tarballOf,
-} from './bundle-test-helpers.js';
+} from '../../test/bundle-test-helpers.js';
+import type { TestClient } from '../../test/test-client.js';
+import { TestClock } from '../../test/test-clock.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { S3ObjectStore } from '../adapters/object-store/s3-object-store.js';
 
 const onS3Files = { 'README.md': Buffer.from('# From S3\n'), 'a.txt': Buffer.from('a') };
 

@@ -1,8 +1,5 @@
 import type { BundleDetail } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestClient } from '../../test/test-client.js';
-import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
-import { databaseKinds } from '../../test/test-db.js';
 import {
   type AgentClient,
   agentClient,
@@ -14,7 +11,10 @@ import {
   stageAndPublish,
   tarballOf,
   tarGz,
-} from './bundle-test-helpers.js';
+} from '../../test/bundle-test-helpers.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
 import { sweepUploads } from './bundles.jobs.js';
 
 const files = (tag: string) => ({

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js';
 import { defineJob } from '../jobs/job.js';
 import type { Loggers } from '../logger.js';
 import * as repo from './bundles.repo.js';
+import * as stagings from './stagings.repo.js';
 
 /** Expired tickets are kept this long after expiry, so an upload in flight can still land. */
 const GRACE_MS = 60 * 60 * 1000;
@@ -16,17 +17,17 @@ const GRACE_MS = 60 * 60 * 1000;
 export async function sweepUploads(deps: { database: Database; store: ObjectStore; now: Date }) {
   const { database, store } = deps;
   const cutoff = new Date(deps.now.getTime() - GRACE_MS);
-  const expired = await repo.listExpiredUploads(database.db, cutoff);
+  const expired = await stagings.listExpiredUploads(database.db, cutoff);
   if (expired.length === 0) return { tickets: 0, objects: 0 };
   for (const ticket of expired) await store.discardUpload(ticket.id);
   const shas = [...new Set(expired.map((t) => t.sha256))];
-  await repo.deleteUploads(
+  await stagings.deleteUploads(
     database.db,
     expired.map((t) => t.id),
   );
   // Checked after the tickets are gone: a version or a live ticket keeps its object.
   const inUse = await repo.objectsInUse(database.db, shas);
-  const live = await repo.objectsOfLiveUploads(database.db, shas);
+  const live = await stagings.objectsOfLiveUploads(database.db, shas);
   let objects = 0;
   for (const sha256 of shas) {
     if (inUse.has(sha256) || live.has(sha256)) continue;

@@ -1,102 +1,9 @@
-import type { BundleFile, BundleManifest, StagingReport } from '@svc/contract';
+import type { BundleFile, BundleManifest } from '@svc/contract';
 import { type Insertable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import type { BundleUploadsTable, BundleVersionsTable, PublishDeclaration } from '../db/schema.js';
+import type { BundleVersionsTable } from '../db/schema.js';
 
-const OPEN_STATES = ['staged', 'publishing'] as const;
-
-// Stagings
-
-export const cancelOpenStagings = (db: Executor, agentId: string, at: Date) =>
-  db
-    .updateTable('bundleStagings')
-    .set({ state: 'cancelled', updatedAt: at })
-    .where('agentId', '=', agentId)
-    .where('state', 'in', OPEN_STATES)
-    .execute();
-
-export const insertStaging = (
-  db: Executor,
-  row: {
-    id: string;
-    agentId: string;
-    accountId: string;
-    manifest: BundleManifest;
-    report: StagingReport;
-    at: Date;
-  },
-) =>
-  db
-    .insertInto('bundleStagings')
-    .values({
-      id: row.id,
-      agentId: row.agentId,
-      accountId: row.accountId,
-      state: 'staged',
-      manifest: JSON.stringify(row.manifest),
-      report: JSON.stringify(row.report),
-      createdAt: row.at,
-      updatedAt: row.at,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-
-/** The Agent's staging (locked with `lock`); another Agent's is `undefined`. */
-export const findStaging = (db: Executor, id: string, agentId: string, lock = false) => {
-  const query = db
-    .selectFrom('bundleStagings')
-    .selectAll()
-    .where('id', '=', id)
-    .where('agentId', '=', agentId);
-  return (lock ? query.forUpdate() : query).executeTakeFirst();
-};
-
-export const findOpenStaging = (db: Executor, agentId: string) =>
-  db
-    .selectFrom('bundleStagings')
-    .selectAll()
-    .where('agentId', '=', agentId)
-    .where('state', 'in', OPEN_STATES)
-    .executeTakeFirst();
-
-/** Guarded move: only from one of `from`; `undefined` when the staging was elsewhere. */
-export const moveStaging = (
-  db: Executor,
-  id: string,
-  from: readonly ('staged' | 'publishing')[],
-  set: {
-    state: 'publishing' | 'published' | 'cancelled';
-    at: Date;
-    bundleId?: string;
-    publish?: PublishDeclaration;
-  },
-) =>
-  db
-    .updateTable('bundleStagings')
-    .set({
-      state: set.state,
-      updatedAt: set.at,
-      ...(set.bundleId && { bundleId: set.bundleId }),
-      ...(set.publish && { publish: JSON.stringify(set.publish) }),
-    })
-    .where('id', '=', id)
-    .where('state', 'in', from)
-    .returningAll()
-    .executeTakeFirst();
-
-export const replaceUploads = async (
-  db: Executor,
-  stagingId: string,
-  uploads: Insertable<BundleUploadsTable>[],
-) => {
-  await db.deleteFrom('bundleUploads').where('stagingId', '=', stagingId).execute();
-  if (uploads.length > 0) await db.insertInto('bundleUploads').values(uploads).execute();
-};
-
-export const listUploads = (db: Executor, stagingId: string) =>
-  db.selectFrom('bundleUploads').selectAll().where('stagingId', '=', stagingId).execute();
-
-// Bundles
+// Bundles, their versions and files; stagings and upload tickets are in `stagings.repo.ts`.
 
 export const findBundleById = (db: Executor, id: string) =>
   db.selectFrom('bundles').selectAll().where('id', '=', id).executeTakeFirst();
@@ -192,8 +99,6 @@ export const listPublishedBundles = (db: Executor, accountId: string) =>
     .orderBy('b.name')
     .execute();
 
-// Versions and files
-
 export const insertVersion = async (
   db: Executor,
   version: Insertable<BundleVersionsTable>,
@@ -288,28 +193,3 @@ export const findBundleAddress = (db: Executor, bundleId: string) =>
     .select(['a.slug as accountSlug', 'b.name'])
     .where('b.id', '=', bundleId)
     .executeTakeFirstOrThrow();
-
-export const listExpiredUploads = (db: Executor, before: Date) =>
-  db
-    .selectFrom('bundleUploads')
-    .select(['id', 'sha256'])
-    .where('expiresAt', '<', before)
-    .limit(10_000)
-    .execute();
-
-export const deleteUploads = (db: Executor, ids: readonly string[]) =>
-  ids.length === 0
-    ? Promise.resolve([])
-    : db.deleteFrom('bundleUploads').where('id', 'in', ids).execute();
-
-/** Of these objects, the ones an upload ticket still in force expects. */
-export const objectsOfLiveUploads = async (db: Executor, shas: readonly string[]) => {
-  if (shas.length === 0) return new Set<string>();
-  const rows = await db
-    .selectFrom('bundleUploads')
-    .select('sha256')
-    .distinct()
-    .where('sha256', 'in', shas)
-    .execute();
-  return new Set(rows.map((r) => r.sha256));
-};

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import type { BundleDetail } from '@svc/contract';
 import { SLUG_PATTERN } from '@svc/contract';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -20,11 +20,11 @@ const MAX_README_BYTES = 1024 * 1024;
 export function createCatalogService(deps: {
   database: Database;
   store: ObjectStore;
-  accounts: AccountsService;
+  membership: Membership;
   publicUrl: string;
   log: Loggers['root'];
 }) {
-  const { database, store, accounts, publicUrl } = deps;
+  const { database, store, membership, publicUrl } = deps;
   const db = database.db;
 
   async function findPublished(accountSlug: string, name: string) {
@@ -54,7 +54,7 @@ export function createCatalogService(deps: {
       : undefined;
     if (!bundle) throw new AppError('not_found');
     // Bundle deletion is for owners and admins (docs/reference.md#accounts-and-roles); a member gets 403.
-    await accounts.requireMember(tx, { userId }, bundle.accountId, ['owner', 'admin']);
+    await membership.requireManager(tx, { userId }, bundle.accountId);
     return bundle;
   }
 
@@ -66,7 +66,7 @@ export function createCatalogService(deps: {
 
     /** What the dashboard lists: the account's published bundles with their versions. */
     async listAccountBundles(userId: string, accountId: string): Promise<BundleDetail[]> {
-      await accounts.requireMember(db, { userId }, accountId);
+      await membership.requireMember(db, { userId }, accountId);
       const bundles = await repo.listAccountBundles(db, accountId);
       const versions = await repo.listVersionsOf(
         db,

@@ -14,6 +14,7 @@ import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
 import { bundleUrl, toStaging } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
+import * as stagings from './stagings.repo.js';
 import { verifyObjects } from './verify-objects.js';
 import { verifyTarball } from './verify-tarball.js';
 
@@ -72,17 +73,17 @@ export function createPublishService(deps: {
       return database.transaction(async (tx) => {
         const at = clock.now();
         // One open staging per Agent: a new `stage` replaces the open one.
-        await repo.cancelOpenStagings(tx, agent.agentId, at);
-        const row = await repo.insertStaging(tx, { id: randomUUID(), ...agent, ...input, at });
+        await stagings.cancelOpenStagings(tx, agent.agentId, at);
+        const row = await stagings.insertStaging(tx, { id: randomUUID(), ...agent, ...input, at });
         return toStaging(row);
       });
     },
 
     async cancelStaging(agent: AgentPrincipal, stagingId: string): Promise<void> {
       await database.transaction(async (tx) => {
-        const staging = await repo.findStaging(tx, stagingId, agent.agentId, true);
+        const staging = await stagings.findStaging(tx, stagingId, agent.agentId, true);
         if (!staging) throw new AppError('not_found');
-        const moved = await repo.moveStaging(tx, stagingId, ['staged', 'publishing'], {
+        const moved = await stagings.moveStaging(tx, stagingId, ['staged', 'publishing'], {
           state: 'cancelled',
           at: clock.now(),
         });
@@ -95,7 +96,7 @@ export function createPublishService(deps: {
     },
 
     async status(agent: AgentPrincipal) {
-      const staging = await repo.findOpenStaging(database.db, agent.agentId);
+      const staging = await stagings.findOpenStaging(database.db, agent.agentId);
       const bundles = await repo.listPublishedBundles(database.db, agent.accountId);
       return {
         staging: staging ? toStaging(staging) : null,
@@ -125,7 +126,7 @@ export function createPublishService(deps: {
       const at = clock.now();
       const expiresAt = new Date(at.getTime() + UPLOAD_TTL_MS);
       const { bundleId, tickets } = await database.transaction(async (tx) => {
-        const staging = await repo.findStaging(tx, input.stagingId, agent.agentId, true);
+        const staging = await stagings.findStaging(tx, input.stagingId, agent.agentId, true);
         if (!staging) throw new AppError('not_found');
         if (staging.state !== 'staged' && staging.state !== 'publishing') {
           // A newer `stage` cancels the open staging, so this is usually an older shell's.
@@ -146,7 +147,7 @@ export function createPublishService(deps: {
           );
         }
         const manifest = { ...input.manifest, glampId: bundle.id };
-        await repo.moveStaging(tx, staging.id, ['staged', 'publishing'], {
+        await stagings.moveStaging(tx, staging.id, ['staged', 'publishing'], {
           state: 'publishing',
           at,
           bundleId: bundle.id,
@@ -165,7 +166,7 @@ export function createPublishService(deps: {
             size,
             expiresAt,
           }));
-        await repo.replaceUploads(tx, staging.id, tickets);
+        await stagings.replaceUploads(tx, staging.id, tickets);
         return { bundleId: bundle.id, tickets };
       });
       const uploads = await Promise.all(
@@ -188,12 +189,12 @@ export function createPublishService(deps: {
      * abandoned publish leaves no gap.
      */
     async complete(agent: AgentPrincipal, bundleId: string, stagingId: string) {
-      const staging = await repo.findStaging(database.db, stagingId, agent.agentId);
+      const staging = await stagings.findStaging(database.db, stagingId, agent.agentId);
       if (!staging) throw new AppError('not_found');
       if (staging.state !== 'publishing' || !staging.publish) throw cannotComplete(staging.state);
       if (staging.bundleId !== bundleId) throw new AppError('not_found');
       const declared = staging.publish;
-      const uploads = await repo.listUploads(database.db, stagingId);
+      const uploads = await stagings.listUploads(database.db, stagingId);
       const issues: ValidationIssue[] = await verifyObjects(store, declared, uploads);
       if (issues.length > 0) throw new AppError('upload_invalid', { issues });
       // The hash proves the bytes arrived intact, not what they hold: the tarball must be
@@ -211,7 +212,7 @@ export function createPublishService(deps: {
 
       return database.transaction(async (tx) => {
         const at = clock.now();
-        const locked = await repo.findStaging(tx, stagingId, agent.agentId, true);
+        const locked = await stagings.findStaging(tx, stagingId, agent.agentId, true);
         // Cancelled, or completed by a concurrent call, since the check above.
         if (locked?.state !== 'publishing') throw cannotComplete(locked?.state ?? 'gone');
         const bundle = await repo.findBundleById(tx, bundleId);
@@ -236,8 +237,8 @@ export function createPublishService(deps: {
           },
           declared.files,
         );
-        await repo.moveStaging(tx, stagingId, ['publishing'], { state: 'published', at });
-        await repo.replaceUploads(tx, stagingId, []);
+        await stagings.moveStaging(tx, stagingId, ['publishing'], { state: 'published', at });
+        await stagings.replaceUploads(tx, stagingId, []);
         const account = await repo.findBundleAddress(tx, bundleId);
         return {
           bundleId,

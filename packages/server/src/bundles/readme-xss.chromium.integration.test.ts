@@ -4,9 +4,14 @@ import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../test/browser.js';
+import {
+  agentClient,
+  complete,
+  manifestOf,
+  stageAndPublish,
+} from '../../test/bundle-test-helpers.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { XSS_README } from '../../test/xss-payloads.js';
-import { agentClient, complete, manifestOf, stageAndPublish } from './bundle-test-helpers.js';
 import { renderReadme } from './readme.js';
 
 /** What a page did that a hostile README could make it do. */

@@ -7,7 +7,7 @@ import type { BundleFile } from '@svc/contract';
 import { Pax } from 'tar';
 import { describe, expect, it } from 'vitest';
 import { writeTarball } from '../../../cli/src/glamp/tarball.js';
-import { sha256, type TarEntry, tarBlocks, tarGz } from './bundle-test-helpers.js';
+import { sha256, type TarEntry, tarBlocks, tarGz } from '../../test/bundle-test-helpers.js';
 import { verifyTarball } from './verify-tarball.js';
 
 const files = {

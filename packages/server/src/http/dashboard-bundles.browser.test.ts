@@ -1,15 +1,15 @@
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPage, screenshot } from '../../test/browser.js';
-import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
-import { signUpUser } from '../../test/test-context.js';
 import {
   type AgentClient,
   agentClient,
   complete,
   manifestOf,
   stageAndPublish,
-} from '../bundles/bundle-test-helpers.js';
+} from '../../test/bundle-test-helpers.js';
+import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { signUpUser } from '../../test/test-context.js';
 
 /**
  * Published bundles in Chromium: an Agent publishes two versions through the API (as `svc glamp

@@ -1,5 +1,5 @@
 import { type BillingType, type ErrorCode, type MachineMoveAction, MOVES } from '@svc/contract';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { takeSubscriptionSlot } from '../billing/slots.js';
 import { rolloverUsage } from '../billing/usage.js';
@@ -102,14 +102,14 @@ export async function changeBilling<R extends MachineColumns>(
  */
 export async function transferMachine<R extends MachineColumns>(
   tx: Executor,
-  deps: { accounts: AccountsService; machine: MachineKind; at: Date; userId: string },
+  deps: { membership: Membership; machine: MachineKind; at: Date; userId: string },
   row: R,
   targetAccountId: string,
   wrongState: ErrorCode,
   also: MachineMove['also'] = {},
 ): Promise<R> {
   const { machine, at, userId } = deps;
-  await deps.accounts.requireManager(tx, { userId }, row.accountId);
+  await deps.membership.requireManager(tx, { userId }, row.accountId);
   if (targetAccountId === row.accountId) {
     throw new AppError('invalid_request', {
       issues: [
@@ -121,7 +121,7 @@ export async function transferMachine<R extends MachineColumns>(
       ],
     });
   }
-  await deps.accounts.requireTransferTarget(tx, userId, targetAccountId);
+  await deps.membership.requireTransferTarget(tx, userId, targetAccountId);
   const moved = await repo.moveToAccount<R>(tx, machine.table, row.id, targetAccountId, at, also);
   if (!moved) {
     throw new AppError(wrongState, {

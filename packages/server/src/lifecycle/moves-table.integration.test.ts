@@ -26,11 +26,13 @@ const RESOURCES = [
   {
     path: '/api/agents',
     table: 'agents',
+    noun: 'Agent',
     create: (name: string) => ({ name, size: 'small', region: 'eu', billingType: 'metered' }),
   },
   {
     path: '/api/plain-vms',
     table: 'plainVms',
+    noun: 'Plain VM',
     create: (name: string) => ({
       name: name.replace(/ /g, '-'),
       tier: 'small',
@@ -91,7 +93,11 @@ describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
         if (expected === 200) {
           expect(res.body.status).toBe(VIA[action]);
         } else {
-          expect(res.body).toEqual({ error: 'invalid_state' });
+          // The refusal says which action met which state.
+          expect(res.body).toEqual({
+            error: 'invalid_state',
+            detail: `cannot ${action} the ${resource.noun} while it is ${state}`,
+          });
           const row = await t.ctx.database.db
             .selectFrom(resource.table)
             .select('state')

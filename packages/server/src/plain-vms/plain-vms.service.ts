@@ -11,7 +11,7 @@ import {
   type Size,
 } from '@svc/contract';
 import type { z } from 'zod';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import { slotForNew } from '../billing/slots.js';
@@ -37,7 +37,7 @@ export interface PlainVmsDeps {
   readonly database: Database;
   readonly clock: Clock;
   readonly jobs: JobQueue;
-  readonly accounts: AccountsService;
+  readonly membership: Membership;
   readonly compute: ComputeDriver;
   readonly log: Logger;
   readonly provisionTimeoutMs: number;
@@ -54,7 +54,7 @@ export interface CreatePlainVmInput {
 }
 
 export function createPlainVmsService(deps: PlainVmsDeps) {
-  const { database, clock, jobs, accounts } = deps;
+  const { database, clock, jobs, membership } = deps;
   const { db } = database;
   const firewallChanges = new KeyedQueue();
   const firewall = firewallSync(deps);
@@ -63,7 +63,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
   async function requirePlainVm(executor: Executor, userId: string, id: string) {
     const vm = await repo.findPlainVm(executor, id);
     if (!vm) throw new AppError('not_found');
-    const { account } = await accounts.requireMember(executor, { userId }, vm.accountId);
+    const { account } = await membership.requireMember(executor, { userId }, vm.accountId);
     return Object.assign(vm, { account });
   }
 
@@ -84,7 +84,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       const password = passwordEnabled ? oneTimePassword() : undefined;
       const passwordHash = password ? hashPasswordForShadow(password) : null;
       return database.transaction(async (tx) => {
-        const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
+        const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
         const authorizedKeys = await chosenKeys(tx, account.id, vaultEntryIds);
         const now = clock.now();
         const kind = { product: 'plain_vm', size: input.tier, region: input.region } as const;
@@ -122,8 +122,8 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
 
     async list(userId: string, accountId?: string): Promise<PlainVm[]> {
       const accountIds = accountId
-        ? [(await accounts.requireMember(db, { userId }, accountId)).account.id]
-        : await accounts.memberAccountIds(db, userId);
+        ? [(await membership.requireMember(db, { userId }, accountId)).account.id]
+        : await membership.memberAccountIds(db, userId);
       return (await repo.listPlainVms(db, accountIds)).map(toApiPlainVm);
     },
 
@@ -151,7 +151,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async transfer(userId: string, id: string, targetAccountId: string) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        const context = { accounts, machine: PLAIN_VM, at: clock.now(), userId };
+        const context = { membership, machine: PLAIN_VM, at: clock.now(), userId };
         const moved = await transferMachine(tx, context, vm, targetAccountId, 'not_transferable');
         return { ...toApiPlainVm(moved), transferNote: TRANSFER_NOTE };
       });

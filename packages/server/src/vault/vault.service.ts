@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { VaultEntry } from '@svc/contract';
-import type { AccountsService } from '../accounts/accounts.service.js';
+import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -10,9 +10,9 @@ import * as repo from './vault.repo.js';
 export function createVaultService(deps: {
   database: Database;
   clock: Clock;
-  accounts: AccountsService;
+  membership: Membership;
 }) {
-  const { database, clock, accounts } = deps;
+  const { database, clock, membership } = deps;
   const toEntry = (row: Awaited<ReturnType<typeof repo.listEntries>>[number]): VaultEntry => ({
     ...row,
     createdAt: row.createdAt.toISOString(),
@@ -30,7 +30,7 @@ export function createVaultService(deps: {
         });
       }
       return database.transaction(async (tx) => {
-        const account = await accounts.resolveTargetAccount(tx, userId, input.accountId);
+        const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
         const row = await repo.insertEntry(tx, {
           id: randomUUID(),
           accountId: account.id,
@@ -47,8 +47,8 @@ export function createVaultService(deps: {
 
     async list(userId: string, accountId?: string): Promise<VaultEntry[]> {
       const accountIds = accountId
-        ? [(await accounts.requireMember(database.db, { userId }, accountId)).account.id]
-        : await accounts.memberAccountIds(database.db, userId);
+        ? [(await membership.requireMember(database.db, { userId }, accountId)).account.id]
+        : await membership.memberAccountIds(database.db, userId);
       return (await repo.listEntries(database.db, accountIds)).map(toEntry);
     },
 
@@ -56,7 +56,7 @@ export function createVaultService(deps: {
       await database.transaction(async (tx) => {
         const entry = await repo.findEntry(tx, entryId);
         if (!entry) throw new AppError('not_found');
-        await accounts.requireMember(tx, { userId }, entry.accountId);
+        await membership.requireMember(tx, { userId }, entry.accountId);
         await repo.deleteEntry(tx, entryId);
       });
     },

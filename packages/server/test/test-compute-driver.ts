@@ -1,5 +1,9 @@
 import type { FirewallRule } from '@svc/contract';
-import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+import type {
+  ComputeDriver,
+  CreateServerSpec,
+  ServerInfo,
+} from '../src/adapters/compute/compute-driver.js';
 
 type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
 

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { BundleManifest, StagingReport } from '@svc/contract';
 import { Header, type HeaderData } from 'tar';
-import type { TestClient } from '../../test/test-client.js';
-import type { TestContext } from '../../test/test-context.js';
-import { issueAgentToken } from '../agents/agent-token.js';
+import { issueAgentToken } from '../src/agents/agent-token.js';
+import type { TestClient } from './test-client.js';
+import type { TestContext } from './test-context.js';
 
 export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 

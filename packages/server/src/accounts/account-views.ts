@@ -1,0 +1,35 @@
+import type { AccountMembership, Member, Role, User } from '@svc/contract';
+import type { AccountRow, UserRow } from '../db/schema.js';
+
+export const toUser = (row: Pick<UserRow, 'id' | 'email' | 'name' | 'createdAt'>): User => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  createdAt: row.createdAt.toISOString(),
+});
+
+export const toMembership = (
+  row: Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'>,
+  role: Role,
+): AccountMembership => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  kind: row.kind,
+  role,
+  subscriptionActive: row.subscriptionActive,
+});
+
+export const toMember = (row: {
+  userId: string;
+  email: string;
+  name: string;
+  role: Role;
+  createdAt: Date;
+}): Member => ({
+  userId: row.userId,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  createdAt: row.createdAt.toISOString(),
+});
