@@ -1,11 +1,10 @@
-import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import { accountsJobs } from './accounts/accounts.jobs.js';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
 import type { Argon2Cost } from './accounts/passwords.js';
 import { type Clock, systemClock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
-import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
+import { createComputeDriver } from './adapters/compute/create-compute-driver.js';
 import { createObjectStore } from './adapters/object-store/create-object-store.js';
 import type { ObjectStore } from './adapters/object-store/object-store.js';
 import { agentJobs } from './agents/agents.jobs.js';
@@ -88,6 +87,14 @@ export async function createContext(
 ): Promise<AppContext> {
   const log = overrides.loggers ?? subsystemLoggers(createLogger(config, overrides.logDestination));
   const clock = overrides.clock ?? systemClock;
+  // Before the database: a driver that cannot start (Incus unreachable) leaves nothing open.
+  const compute =
+    overrides.compute ??
+    (await createComputeDriver(
+      config.compute,
+      config.dataDir,
+      log.root.child({ subsystem: 'compute' }),
+    ));
   const database =
     overrides.database ??
     (await createDatabase(config.database, (err) =>
@@ -104,12 +111,6 @@ export async function createContext(
     clock,
     ...(overrides.passwordCost && { passwordCost: overrides.passwordCost }),
   });
-  const compute =
-    overrides.compute ??
-    new LocalComputeDriver(
-      path.join(config.dataDir, 'machines'),
-      log.root.child({ subsystem: 'compute' }),
-    );
   const agents = createAgentsService({
     database,
     clock,

@@ -1,0 +1,145 @@
+import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import { KeyedQueue } from '../../../util/keyed-queue.js';
+import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
+import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
+import { MACHINE_ID_KEY } from './incus-instance-spec.js';
+
+interface Network {
+  readonly config: Record<string, string>;
+}
+
+interface Acl {
+  readonly ingress: AclRule[];
+}
+
+const ACLS = 'security.acls';
+/** Concurrent writers of the bridge's ACL list (other processes) are told apart by ETag. */
+const BRIDGE_ATTEMPTS = 10;
+
+/**
+ * Machines' firewalls as Incus network ACLs on the bridge, one per machine and named like its
+ * instance. ACLs on an instance's NIC need bridge connection tracking, which some kernels lack
+ * ("Protocol error"); on the bridge they work, but then apply to every machine there: each rule
+ * names its machine's address, unmatched traffic to a machine is dropped, and machines may send
+ * anything (egress allowed, as a provider's firewall does).
+ */
+export class IncusBridgeFirewall {
+  readonly #bridgeQueue = new KeyedQueue();
+  #bridgeCidr: string | undefined;
+
+  constructor(
+    readonly client: IncusClient,
+    readonly network: string,
+  ) {}
+
+  /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */
+  async bridgeCidr(): Promise<string> {
+    if (this.#bridgeCidr) return this.#bridgeCidr;
+    const network = await this.client.call<Network>('GET', this.#networkPath());
+    const cidr = network.config['ipv4.address'];
+    if (!cidr?.includes('/')) {
+      throw new Error(`Incus network ${this.network} has no IPv4 subnet (ipv4.address)`);
+    }
+    this.#bridgeCidr = cidr;
+    return cidr;
+  }
+
+  /** Sets the machine's rules (making its ACL and attaching it to the bridge when missing). */
+  async replace(
+    name: string,
+    machineId: string,
+    address: string,
+    rules: readonly FirewallRule[],
+  ): Promise<void> {
+    const acl = {
+      description: `firewall of machine ${machineId}`,
+      config: { [MACHINE_ID_KEY]: machineId },
+      ingress: toAclRules(rules, address),
+      egress: [],
+    };
+    try {
+      await this.client.call('PUT', this.#aclPath(name), { body: acl });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await this.client.call('POST', '/1.0/network-acls', { body: { name, ...acl } });
+    }
+    await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+  }
+
+  /** Makes sure the machine has an ACL on the bridge, keeping the rules it has. */
+  async ensure(
+    name: string,
+    machineId: string,
+    address: string,
+    rules: readonly FirewallRule[] = DEFAULT_FIREWALL_RULES,
+  ): Promise<void> {
+    if ((await this.read(name)) === undefined) {
+      return this.replace(name, machineId, address, rules);
+    }
+    await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+  }
+
+  /** The machine's rules as Incus holds them; `undefined` when it has no ACL. */
+  async read(name: string): Promise<FirewallRule[] | undefined> {
+    try {
+      return fromAclRules((await this.client.call<Acl>('GET', this.#aclPath(name))).ingress);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */
+  async remove(name: string): Promise<void> {
+    await this.#changeBridge((names) => names.filter((other) => other !== name));
+    try {
+      await this.client.call('DELETE', this.#aclPath(name));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  /**
+   * Rewrites the bridge's ACL list, read and written under its ETag so that a concurrent
+   * change by another process is never lost (Incus answers 412 and this reads again).
+   */
+  #changeBridge(change: (names: string[]) => string[]): Promise<void> {
+    return this.#bridgeQueue.run('bridge', async () => {
+      for (let attempt = 1; ; attempt++) {
+        const { metadata, etag } = await this.client.request<Network>('GET', this.#networkPath());
+        const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
+        const next = change(current);
+        const config: Record<string, string> = {
+          [ACLS]: next.join(','),
+          // Without these, once an ACL is set, machines could not send (egress defaults to
+          // reject) and traffic no rule names would be rejected rather than silently dropped.
+          'security.acls.default.egress.action': 'allow',
+          'security.acls.default.ingress.action': 'drop',
+        };
+        if (
+          Object.entries(config).every(([key, value]) => (metadata.config[key] ?? '') === value)
+        ) {
+          return;
+        }
+        try {
+          await this.client.call('PATCH', this.#networkPath(), {
+            body: { config },
+            ...(etag && { headers: { 'If-Match': etag } }),
+          });
+          return;
+        } catch (error) {
+          const isStale = error instanceof IncusError && error.status === 412;
+          if (!isStale || attempt >= BRIDGE_ATTEMPTS) throw error;
+        }
+      }
+    });
+  }
+
+  #networkPath() {
+    return `/1.0/networks/${encodeURIComponent(this.network)}`;
+  }
+
+  #aclPath(name: string) {
+    return `/1.0/network-acls/${encodeURIComponent(name)}`;
+  }
+}
