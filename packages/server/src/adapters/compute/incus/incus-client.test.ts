@@ -1,0 +1,151 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { IncusClient, IncusError, IncusUnreachableError } from './incus-client.js';
+
+// The protocol handling, against a stand-in for the daemon on a Unix socket; the real daemon is
+// exercised by incus-compute-driver.incus.test.ts.
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+let dir: string;
+let socketPath: string;
+let server: http.Server;
+let seen: Seen[];
+let answer: (req: Seen, res: http.ServerResponse) => void;
+
+const json = (res: http.ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'Content-Type': 'application/json', ETag: '"v1"' });
+  res.end(JSON.stringify(body));
+};
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'incus-client-'));
+  socketPath = path.join(dir, 'unix.socket');
+  seen = [];
+  server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
+      seen.push(request);
+      answer(request, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+});
+
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('IncusClient', () => {
+  it('sends JSON in the project and answers the metadata with its ETag', async () => {
+    answer = (_req, res) =>
+      json(res, 200, { type: 'sync', status_code: 200, metadata: { name: 'svc-a' } });
+    const client = new IncusClient({ socketPath, project: 'svc' });
+    const response = await client.request('PUT', '/1.0/instances/svc-a', {
+      body: { config: { 'limits.cpu': '1' } },
+      query: { recursion: '1' },
+    });
+    client.close();
+    expect(response).toEqual({ metadata: { name: 'svc-a' }, etag: '"v1"' });
+    expect(seen).toHaveLength(1);
+    const [request] = seen as [Seen];
+    expect(request.method).toBe('PUT');
+    expect(request.url).toBe('/1.0/instances/svc-a?recursion=1&project=svc');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(request.body)).toEqual({ config: { 'limits.cpu': '1' } });
+  });
+
+  it('waits for an asynchronous call to end and throws its failure with Incus’s message', async () => {
+    answer = (req, res) => {
+      if (req.url.startsWith('/1.0/operations/op-1/wait')) {
+        json(res, 200, {
+          type: 'sync',
+          status_code: 200,
+          metadata: { id: 'op-1', status_code: 400, err: 'Failed creating instance: no space' },
+        });
+      } else if (req.url.startsWith('/1.0/operations/op-2/wait')) {
+        json(res, 200, {
+          type: 'sync',
+          status_code: 200,
+          metadata: { id: 'op-2', status_code: 200, metadata: { done: true } },
+        });
+      } else {
+        const id = req.method === 'POST' ? 'op-1' : 'op-2';
+        json(res, 202, { type: 'async', status_code: 100, metadata: { id, status_code: 103 } });
+      }
+    };
+    const client = new IncusClient({ socketPath, project: 'default', operationTimeoutS: 7 });
+    const failure = await client.call('POST', '/1.0/instances', { body: {} }).catch((e) => e);
+    expect(failure).toBeInstanceOf(IncusError);
+    expect(failure.message).toBe(
+      `Incus at ${socketPath}: POST /1.0/instances: Failed creating instance: no space`,
+    );
+    expect(await client.call('PUT', '/1.0/instances/svc-a/state', { body: {} })).toEqual({
+      done: true,
+    });
+    client.close();
+    expect(seen.map((request) => request.url)).toContain(
+      '/1.0/operations/op-1/wait?timeout=7&project=default',
+    );
+  });
+
+  it('turns an error answer into an IncusError with its status, never echoing the body', async () => {
+    answer = (_req, res) =>
+      json(res, 404, { type: 'error', error_code: 404, error: 'Instance not found' });
+    const client = new IncusClient({ socketPath, project: 'default' });
+    const failure = await client
+      .call('PUT', '/1.0/instances/svc-b', { body: { secret: 'do-not-print' } })
+      .catch((e) => e);
+    client.close();
+    expect(failure).toBeInstanceOf(IncusError);
+    expect(failure.status).toBe(404);
+    expect(failure.message).toBe(
+      `Incus at ${socketPath}: PUT /1.0/instances/svc-b: Instance not found`,
+    );
+    expect(failure.message).not.toContain('do-not-print');
+  });
+
+  it('pushes a file with its owner and mode as raw bytes', async () => {
+    answer = (_req, res) => json(res, 200, { type: 'sync', status_code: 200, metadata: {} });
+    const client = new IncusClient({ socketPath, project: 'default' });
+    await client.pushFile('svc-a', '/etc/machine-id', 'abc\n', { uid: 0, gid: 0, mode: 0o444 });
+    client.close();
+    const [request] = seen as [Seen];
+    expect(request.method).toBe('POST');
+    expect(request.url).toBe('/1.0/instances/svc-a/files?path=%2Fetc%2Fmachine-id&project=default');
+    expect(request.body).toBe('abc\n');
+    expect(request.headers).toMatchObject({
+      'x-incus-uid': '0',
+      'x-incus-gid': '0',
+      'x-incus-mode': '0444',
+      'x-incus-type': 'file',
+      'x-incus-write': 'overwrite',
+    });
+  });
+
+  it('names the socket when nothing listens there', async () => {
+    const missing = path.join(dir, 'nothing.socket');
+    const client = new IncusClient({ socketPath: missing, project: 'default' });
+    const failure = await client.ping().catch((e) => e);
+    client.close();
+    expect(failure).toBeInstanceOf(IncusUnreachableError);
+    expect(failure.message).toContain(`Incus is unreachable at unix socket ${missing} (ENOENT)`);
+  });
+});
