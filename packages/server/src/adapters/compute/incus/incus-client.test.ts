@@ -21,6 +21,15 @@ let server: http.Server;
 let seen: Seen[];
 let answer: (req: Seen, res: http.ServerResponse) => void;
 
+/** The error `promise` rejects with; a promise that resolves fails the test. */
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (error: unknown) => error as IncusError,
+  );
+
 const json = (res: http.ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'Content-Type': 'application/json', ETag: '"v1"' });
   res.end(JSON.stringify(body));
@@ -92,7 +101,7 @@ describe('IncusClient', () => {
       }
     };
     const client = new IncusClient({ socketPath, project: 'default', operationTimeoutS: 7 });
-    const failure = await client.call('POST', '/1.0/instances', { body: {} }).catch((e) => e);
+    const failure = await failureOf(client.call('POST', '/1.0/instances', { body: {} }));
     expect(failure).toBeInstanceOf(IncusError);
     expect(failure.message).toBe(
       `Incus at ${socketPath}: POST /1.0/instances: Failed creating instance: no space`,
@@ -110,9 +119,9 @@ describe('IncusClient', () => {
     answer = (_req, res) =>
       json(res, 404, { type: 'error', error_code: 404, error: 'Instance not found' });
     const client = new IncusClient({ socketPath, project: 'default' });
-    const failure = await client
-      .call('PUT', '/1.0/instances/svc-b', { body: { secret: 'do-not-print' } })
-      .catch((e) => e);
+    const failure = await failureOf(
+      client.call('PUT', '/1.0/instances/svc-b', { body: { secret: 'do-not-print' } }),
+    );
     client.close();
     expect(failure).toBeInstanceOf(IncusError);
     expect(failure.status).toBe(404);
@@ -143,7 +152,7 @@ describe('IncusClient', () => {
   it('names the socket when nothing listens there', async () => {
     const missing = path.join(dir, 'nothing.socket');
     const client = new IncusClient({ socketPath: missing, project: 'default' });
-    const failure = await client.ping().catch((e) => e);
+    const failure = await failureOf(client.ping());
     client.close();
     expect(failure).toBeInstanceOf(IncusUnreachableError);
     expect(failure.message).toContain(`Incus is unreachable at unix socket ${missing} (ENOENT)`);

@@ -42,7 +42,9 @@ const spec = (id: string, hostname: string, extra: Partial<CreateServerSpec> = {
     region: 'eu',
     image: 'debian-12',
     bootstrapEnv: {},
-    labels: { managedBy: 'svc', kind: 'plain_vm', plainVmId: id },
+    // Not `managedBy: svc`: a service's reconciler on the same Incus project (the API test's)
+    // would remove these as machines its database does not know.
+    labels: { managedBy: 'svc-driver-test', kind: 'plain_vm', plainVmId: id },
     userData: buildUserData({ hostname, defaultUser: 'debian', authorizedKeys: [key.publicLine] }),
     login,
     firewall: DEFAULT_FIREWALL_RULES,
@@ -107,7 +109,7 @@ describe('IncusComputeDriver (real Incus)', { timeout: 90_000 }, () => {
 
     // Idempotent after a crash: the same id finds the same machine.
     expect((await driver.createServer(spec(sourceId, 'svc-test-source'))).ipv4).toBe(address);
-    const listed = await driver.listServers({ managedBy: 'svc', plainVmId: sourceId });
+    const listed = await driver.listServers({ managedBy: 'svc-driver-test', plainVmId: sourceId });
     expect(listed.map((server) => server.id)).toEqual([sourceId]);
     expect(await driver.listServers({ plainVmId: 'someone-else' })).toEqual([]);
   });

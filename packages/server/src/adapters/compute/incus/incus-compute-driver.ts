@@ -38,8 +38,22 @@ interface Instance {
   } | null;
 }
 
+/** What `PUT /1.0/instances/<name>` takes besides `config` and `devices`. */
+interface WritableInstance {
+  readonly architecture: string;
+  readonly ephemeral: boolean;
+  readonly profiles: string[];
+  readonly stateful: boolean;
+  readonly description: string;
+}
+
 const NIC = 'eth0';
 const STOP_TIMEOUT_S = 30;
+/**
+ * The clone's own id, set once its copied identity is replaced, so a retry knows whether it was
+ * (a copied value names the source, not the clone).
+ */
+const FRESH_IDENTITY_KEY = 'user.svc.fresh-identity';
 /** Another process may pin the address this one picked between its look and its create. */
 const ADDRESS_ATTEMPTS = 5;
 
@@ -87,7 +101,10 @@ export class IncusComputeDriver implements ComputeDriver {
     }
     const existing = await this.#find(name);
     if (existing) {
-      // A retry after a crash: finish what the first attempt left (firewall, power).
+      // A retry after a crash: finish what the first attempt left (identity, firewall, power).
+      if (spec.sourceServerId && existing.config[FRESH_IDENTITY_KEY] !== spec.id) {
+        await this.#freshIdentity(name, spec);
+      }
       await this.#firewall.ensure(name, spec.id, pinnedAddress(existing), spec.firewall);
       await this.#start(name);
       return info(await this.#require(spec.id));
@@ -162,27 +179,23 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   /**
-   * A copy keeps its source's config and files: drop the source's labels the clone was not
-   * given, and empty `/etc/machine-id` so systemd makes a new one at the first boot.
+   * A copy keeps its source's config and files: empty `/etc/machine-id` so systemd makes a new
+   * one at the first boot, and drop the source's labels the clone was not given.
    */
   async #freshIdentity(name: string, spec: CreateServerSpec) {
+    await this.#client.pushFile(name, '/etc/machine-id', '', { uid: 0, gid: 0, mode: 0o444 });
     const path = `/1.0/instances/${name}`;
-    const { metadata, etag } = await this.#client.request<Instance & Record<string, unknown>>(
-      'GET',
-      path,
-    );
+    const { metadata, etag } = await this.#client.request<Instance & WritableInstance>('GET', path);
     const stale = Object.keys(metadata.config).filter(
       (key) => key.startsWith(LABEL_PREFIX) && !(key.slice(LABEL_PREFIX.length) in spec.labels),
     );
-    if (stale.length > 0) {
-      const config = { ...metadata.config };
-      for (const key of stale) delete config[key];
-      await this.#client.call('PUT', path, {
-        body: { ...metadata, config },
-        ...(etag && { headers: { 'If-Match': etag } }),
-      });
-    }
-    await this.#client.pushFile(name, '/etc/machine-id', '', { uid: 0, gid: 0, mode: 0o444 });
+    const config: Record<string, string> = { ...metadata.config, [FRESH_IDENTITY_KEY]: spec.id };
+    for (const key of stale) delete config[key];
+    const { architecture, devices, ephemeral, profiles, stateful, description } = metadata;
+    await this.#client.call('PUT', path, {
+      body: { architecture, config, devices, ephemeral, profiles, stateful, description },
+      ...(etag && { headers: { 'If-Match': etag } }),
+    });
   }
 
   powerOn(id: string): Promise<void> {

@@ -26,7 +26,11 @@ describe('incus instance spec', () => {
 
   it('stores labels as user config keys and reads them back alone', () => {
     const labels = { managedBy: 'svc', kind: 'plain_vm', plainVmId: 'x' };
-    const config = { ...labelConfig(labels), 'limits.cpu': '1', 'user.other': 'y' };
+    const config: Record<string, string> = {
+      ...labelConfig(labels),
+      'limits.cpu': '1',
+      'user.other': 'y',
+    };
     expect(config['user.svc.label.plainVmId']).toBe('x');
     expect(labelsOf(config)).toEqual(labels);
   });
