@@ -13,7 +13,7 @@ interface Acl {
 }
 
 const ACLS = 'security.acls';
-/** Concurrent writers of the bridge's ACL list (other processes) are told apart by ETag. */
+/** How often a change of the bridge's ACL list is tried against other processes' changes. */
 const BRIDGE_ATTEMPTS = 10;
 
 /**
@@ -79,38 +79,54 @@ export class IncusBridgeFirewall {
     await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
   }
 
-  /** The machine's rules as Incus holds them; `undefined` when it has no ACL. */
+  /**
+   * The machine's rules as Incus enforces them: `undefined` when it has no ACL, none when its
+   * ACL is not on the bridge (so the reconciler, seeing a difference, puts it back).
+   */
   async read(name: string): Promise<FirewallRule[] | undefined> {
+    let acl: Acl;
     try {
-      return fromAclRules((await this.client.call<Acl>('GET', this.#aclPath(name))).ingress);
+      acl = await this.client.call<Acl>('GET', this.#aclPath(name));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
+    return (await this.#attached()).includes(name) ? fromAclRules(acl.ingress) : [];
   }
 
   /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */
   async remove(name: string): Promise<void> {
-    await this.#changeBridge((names) => names.filter((other) => other !== name));
-    try {
-      await this.client.call('DELETE', this.#aclPath(name));
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
+    for (let attempt = 1; ; attempt++) {
+      await this.#changeBridge((names) => names.filter((other) => other !== name));
+      try {
+        await this.client.call('DELETE', this.#aclPath(name));
+        return;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        // Put back on the bridge by a writer that read the list before our detach (below).
+        const isInUse = error instanceof IncusError && /in use/i.test(error.incusMessage);
+        if (!isInUse || attempt >= BRIDGE_ATTEMPTS) throw error;
+      }
     }
   }
 
+  async #attached(): Promise<string[]> {
+    const network = await this.client.call<Network>('GET', this.#networkPath());
+    return (network.config[ACLS] ?? '').split(',').filter(Boolean);
+  }
+
   /**
-   * Rewrites the bridge's ACL list, read and written under its ETag so that a concurrent
-   * change by another process is never lost (Incus answers 412 and this reads again).
+   * Rewrites the bridge's ACL list until a fresh read shows the change. The write carries the
+   * ETag it read (a stale one gets 412), but Incus compares it outside any lock, so two writers
+   * can still both pass and the later undo the earlier: reading back catches that.
    */
   #changeBridge(change: (names: string[]) => string[]): Promise<void> {
     return this.#bridgeQueue.run('bridge', async () => {
       for (let attempt = 1; ; attempt++) {
         const { metadata, etag } = await this.client.request<Network>('GET', this.#networkPath());
         const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
-        const next = change(current);
         const config: Record<string, string> = {
-          [ACLS]: next.join(','),
+          [ACLS]: change(current).join(','),
           // Without these, once an ACL is set, machines could not send (egress defaults to
           // reject) and traffic no rule names would be rejected rather than silently dropped.
           'security.acls.default.egress.action': 'allow',
@@ -121,15 +137,16 @@ export class IncusBridgeFirewall {
         ) {
           return;
         }
+        if (attempt >= BRIDGE_ATTEMPTS) {
+          throw new Error(`could not update security.acls of Incus network ${this.network}`);
+        }
         try {
           await this.client.call('PATCH', this.#networkPath(), {
             body: { config },
             ...(etag && { headers: { 'If-Match': etag } }),
           });
-          return;
         } catch (error) {
-          const isStale = error instanceof IncusError && error.status === 412;
-          if (!isStale || attempt >= BRIDGE_ATTEMPTS) throw error;
+          if (!(error instanceof IncusError && error.status === 412)) throw error;
         }
       }
     });

@@ -1,25 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  sendIncusJson as json,
+  type SeenRequest as Seen,
+  type StandInAnswer,
+  startIncusStandIn,
+} from '../../../../test/incus-stand-in.js';
 import { IncusClient, IncusError, IncusUnreachableError } from './incus-client.js';
 
-// The protocol handling, against a stand-in for the daemon on a Unix socket; the real daemon is
-// exercised by incus-compute-driver.incus.test.ts.
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-let dir: string;
+let standIn: Awaited<ReturnType<typeof startIncusStandIn>>;
 let socketPath: string;
-let server: http.Server;
+let dir: string;
 let seen: Seen[];
-let answer: (req: Seen, res: http.ServerResponse) => void;
+let answer: StandInAnswer;
 
 /** The error `promise` rejects with; a promise that resolves fails the test. */
 const failureOf = (promise: Promise<unknown>) =>
@@ -30,37 +23,12 @@ const failureOf = (promise: Promise<unknown>) =>
     (error: unknown) => error as IncusError,
   );
 
-const json = (res: http.ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { 'Content-Type': 'application/json', ETag: '"v1"' });
-  res.end(JSON.stringify(body));
-};
-
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'incus-client-'));
-  socketPath = path.join(dir, 'unix.socket');
-  seen = [];
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const request = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString(),
-      };
-      seen.push(request);
-      answer(request, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  standIn = await startIncusStandIn((request, res) => answer(request, res));
+  ({ socketPath, dir, seen } = standIn);
 });
 
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => standIn.close());
 
 describe('IncusClient', () => {
   it('sends JSON in the project and answers the metadata with its ETag', async () => {

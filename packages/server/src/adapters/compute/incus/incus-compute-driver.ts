@@ -68,7 +68,7 @@ export class IncusComputeDriver implements ComputeDriver {
   readonly name = 'incus';
   readonly #client: IncusClient;
   readonly #firewall: IncusBridgeFirewall;
-  /** One change per machine at a time in this process (the lifecycle jobs never overlap one). */
+  /** One change per machine at a time in this process (a retried job may meet a late one). */
   readonly #serial = new KeyedQueue();
   /** Picking a free address and pinning it is one step per process (Incus refuses duplicates). */
   readonly #addresses = new KeyedQueue();
