@@ -16,7 +16,7 @@ import { waitFor } from '../../test/wait.js';
 const SOCKET = '/var/lib/incus/unix.socket';
 const BRIDGE_HOST = '10.77.0.1/32';
 
-describe.each(databaseKinds)('Plain VMs on Incus, %s', (kind) => {
+describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (kind) => {
   let t: TestContext;
   let client: TestClient;
   let dir: string;
@@ -62,8 +62,15 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', (kind) => {
     expect(created.status).toBe(201);
     const id = (created.body as PlainVm).id;
     vmId = id;
-    await waitFor(async () => (await detail(id)).status === 'running', 60_000, 'running');
-    const vm = await detail(id);
+    const vm = await waitFor(
+      async () => {
+        const current = await detail(id);
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      90_000,
+      'running',
+    );
+    expect(vm.status, `status reason: ${vm.statusReason}`).toBe('running');
     expect(vm.ssh?.port).toBe(22);
     expect(vm.ssh?.host).toMatch(/^10\.77\.0\.\d+$/);
     const host = vm.ssh?.host as string;

@@ -5,6 +5,7 @@ import {
   sendIncusJson,
   startIncusStandIn,
 } from '../../../../test/incus-stand-in.js';
+import { waitFor } from '../../../../test/wait.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient } from './incus-client.js';
 
@@ -65,11 +66,14 @@ async function standInNetwork(faults: Faults) {
     }
     if (url.pathname === '/1.0/network-acls' && req.method === 'POST') {
       const body = JSON.parse(req.body);
+      if (acls.has(body.name)) {
+        return sendIncusJson(res, 400, { type: 'error', error: 'The network ACL already exists' });
+      }
       acls.set(body.name, body);
       return sendIncusJson(res, 200, { ...ok, metadata: {} });
     }
     if (acl && req.method === 'DELETE') {
-      if (inUseDeletes > 0) {
+      if (inUseDeletes > 0 && !acl.startsWith('svc-lock-')) {
         inUseDeletes -= 1;
         config['security.acls'] = [config['security.acls'], acl].filter(Boolean).join(',');
         return sendIncusJson(res, 500, {
@@ -89,6 +93,8 @@ async function standInNetwork(faults: Faults) {
     acls,
     firewall: new IncusBridgeFirewall(client, 'incusbr0'),
     patches: () => patches,
+    lockAttempts: () =>
+      standIn.seen.filter((r) => r.method === 'POST' && r.body.includes('svc-lock-')).length,
     async close() {
       client.close();
       await standIn.close();
@@ -139,6 +145,32 @@ describe('IncusBridgeFirewall', () => {
     await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
     net.config['security.acls'] = 'svc-other';
     expect(await net.firewall.read('svc-a')).toEqual([]);
+  });
+
+  it('waits for the lock another process holds, and breaks one whose lease is over', async () => {
+    const net = await standInNetwork({});
+    close = net.close;
+    const lock = (untilMs: number) => ({ config: { 'user.svc.lock-until': String(untilMs) } });
+    net.acls.set('svc-lock-incusbr0', lock(Date.now() + 60_000));
+    let isDone = false;
+    const change = net.firewall
+      .replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES)
+      .then(() => {
+        isDone = true;
+      });
+    // Tried again and again while held, without touching the bridge.
+    await waitFor(() => net.lockAttempts() >= 3, 5_000, 'retries of the lock');
+    expect(isDone).toBe(false);
+    expect(net.patches()).toBe(0);
+    net.acls.delete('svc-lock-incusbr0');
+    await change;
+    expect(attached(net.config)).toEqual(['svc-other', 'svc-a']);
+    expect(net.acls.has('svc-lock-incusbr0')).toBe(false);
+
+    net.acls.set('svc-lock-incusbr0', lock(Date.now() - 1));
+    await net.firewall.remove('svc-a');
+    expect(attached(net.config)).toEqual(['svc-other']);
+    expect(net.acls.has('svc-lock-incusbr0')).toBe(false);
   });
 
   it('detaches and deletes again when the ACL was put back on the bridge meanwhile', async () => {

@@ -3,6 +3,7 @@ import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
 import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
 import { MACHINE_ID_KEY } from './incus-instance-spec.js';
+import { IncusLock } from './incus-lock.js';
 
 interface Network {
   readonly config: Record<string, string>;
@@ -24,13 +25,21 @@ const BRIDGE_ATTEMPTS = 10;
  * anything (egress allowed, as a provider's firewall does).
  */
 export class IncusBridgeFirewall {
-  readonly #bridgeQueue = new KeyedQueue();
+  /** Every change of an ACL or of the bridge's list: one at a time here, and across processes. */
+  readonly #queue = new KeyedQueue();
+  readonly #lock: IncusLock;
   #bridgeCidr: string | undefined;
 
   constructor(
     readonly client: IncusClient,
     readonly network: string,
-  ) {}
+  ) {
+    this.#lock = new IncusLock(client, `svc-lock-${network}`);
+  }
+
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    return this.#queue.run('firewall', () => this.#lock.run(task));
+  }
 
   /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */
   async bridgeCidr(): Promise<string> {
@@ -57,13 +66,15 @@ export class IncusBridgeFirewall {
       ingress: toAclRules(rules, address),
       egress: [],
     };
-    try {
-      await this.client.call('PUT', this.#aclPath(name), { body: acl });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await this.client.call('POST', '/1.0/network-acls', { body: { name, ...acl } });
-    }
-    await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+    await this.#locked(async () => {
+      try {
+        await this.client.call('PUT', this.#aclPath(name), { body: acl });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.client.call('POST', '/1.0/network-acls', { body: { name, ...acl } });
+      }
+      await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+    });
   }
 
   /** Makes sure the machine has an ACL on the bridge, keeping the rules it has. */
@@ -76,7 +87,9 @@ export class IncusBridgeFirewall {
     if ((await this.read(name)) === undefined) {
       return this.replace(name, machineId, address, rules);
     }
-    await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+    await this.#locked(() =>
+      this.#changeBridge((names) => (names.includes(name) ? names : [...names, name])),
+    );
   }
 
   /**
@@ -95,7 +108,11 @@ export class IncusBridgeFirewall {
   }
 
   /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */
-  async remove(name: string): Promise<void> {
+  remove(name: string): Promise<void> {
+    return this.#locked(() => this.#remove(name));
+  }
+
+  async #remove(name: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       await this.#changeBridge((names) => names.filter((other) => other !== name));
       try {
@@ -116,40 +133,37 @@ export class IncusBridgeFirewall {
   }
 
   /**
-   * Rewrites the bridge's ACL list until a fresh read shows the change. The write carries the
-   * ETag it read (a stale one gets 412), but Incus compares it outside any lock, so two writers
-   * can still both pass and the later undo the earlier: reading back catches that.
+   * Rewrites the bridge's ACL list (under the lock) until a fresh read shows the change. The
+   * ETag and the read-back are for writers that do not take the lock (an operator's `incus
+   * network set`): a stale ETag gets 412, and Incus compares it outside any lock of its own, so
+   * two writers can both pass and the later undo the earlier.
    */
-  #changeBridge(change: (names: string[]) => string[]): Promise<void> {
-    return this.#bridgeQueue.run('bridge', async () => {
-      for (let attempt = 1; ; attempt++) {
-        const { metadata, etag } = await this.client.request<Network>('GET', this.#networkPath());
-        const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
-        const config: Record<string, string> = {
-          [ACLS]: change(current).join(','),
-          // Without these, once an ACL is set, machines could not send (egress defaults to
-          // reject) and traffic no rule names would be rejected rather than silently dropped.
-          'security.acls.default.egress.action': 'allow',
-          'security.acls.default.ingress.action': 'drop',
-        };
-        if (
-          Object.entries(config).every(([key, value]) => (metadata.config[key] ?? '') === value)
-        ) {
-          return;
-        }
-        if (attempt >= BRIDGE_ATTEMPTS) {
-          throw new Error(`could not update security.acls of Incus network ${this.network}`);
-        }
-        try {
-          await this.client.call('PATCH', this.#networkPath(), {
-            body: { config },
-            ...(etag && { headers: { 'If-Match': etag } }),
-          });
-        } catch (error) {
-          if (!(error instanceof IncusError && error.status === 412)) throw error;
-        }
+  async #changeBridge(change: (names: string[]) => string[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const { metadata, etag } = await this.client.request<Network>('GET', this.#networkPath());
+      const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
+      const config: Record<string, string> = {
+        [ACLS]: change(current).join(','),
+        // Without these, once an ACL is set, machines could not send (egress defaults to
+        // reject) and traffic no rule names would be rejected rather than silently dropped.
+        'security.acls.default.egress.action': 'allow',
+        'security.acls.default.ingress.action': 'drop',
+      };
+      if (Object.entries(config).every(([key, value]) => (metadata.config[key] ?? '') === value)) {
+        return;
       }
-    });
+      if (attempt >= BRIDGE_ATTEMPTS) {
+        throw new Error(`could not update security.acls of Incus network ${this.network}`);
+      }
+      try {
+        await this.client.call('PATCH', this.#networkPath(), {
+          body: { config },
+          ...(etag && { headers: { 'If-Match': etag } }),
+        });
+      } catch (error) {
+        if (!(error instanceof IncusError && error.status === 412)) throw error;
+      }
+    }
   }
 
   #networkPath() {

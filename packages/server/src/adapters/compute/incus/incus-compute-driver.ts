@@ -243,10 +243,7 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   async listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]> {
-    const instances = await this.#client.call<Instance[]>('GET', '/1.0/instances', {
-      query: { recursion: '2' },
-    });
-    return instances
+    return (await this.#instances('2'))
       .filter((instance) => instance.config[MACHINE_ID_KEY] !== undefined)
       .filter((instance) => {
         const own = labelsOf(instance.config);
@@ -309,13 +306,23 @@ export class IncusComputeDriver implements ComputeDriver {
 
   async #find(name: string): Promise<Instance | undefined> {
     try {
-      return await this.#client.call<Instance>('GET', `/1.0/instances/${name}`, {
-        query: { recursion: '1' },
-      });
+      return complete(
+        await this.#client.call<Instance>('GET', `/1.0/instances/${name}`, {
+          query: { recursion: '1' },
+        }),
+      );
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  /** Every instance of the project (`recursion` 2 adds their state). */
+  async #instances(recursion: '1' | '2'): Promise<Instance[]> {
+    const instances = await this.#client.call<Instance[]>('GET', '/1.0/instances', {
+      query: { recursion },
+    });
+    return instances.map(complete);
   }
 
   async #require(id: string): Promise<Instance> {
@@ -341,7 +348,7 @@ export class IncusComputeDriver implements ComputeDriver {
   /** Addresses on the bridge already given out: pinned on any instance's NIC or leased. */
   async #usedAddresses(): Promise<Set<string>> {
     const [instances, leases] = await Promise.all([
-      this.#client.call<Instance[]>('GET', '/1.0/instances', { query: { recursion: '1' } }),
+      this.#instances('1'),
       this.#client.call<{ address: string }[]>(
         'GET',
         `/1.0/networks/${this.options.network}/leases`,
@@ -365,6 +372,13 @@ export class IncusComputeDriver implements ComputeDriver {
     }
   }
 }
+
+/** An instance being created or deleted meanwhile comes without config or devices. */
+const complete = (instance: Instance): Instance => ({
+  ...instance,
+  config: instance.config ?? {},
+  devices: instance.devices ?? {},
+});
 
 function requireName(id: string): string {
   const name = instanceName(id);
