@@ -106,6 +106,8 @@ describe('IncusComputeDriver (real Incus)', { timeout: 90_000 }, () => {
     await sshReady(address);
     expect(await run(address, 'hostname')).toEqual({ code: 0, stdout: 'svc-test-source\n' });
     expect(await run(address, 'whoami')).toEqual({ code: 0, stdout: 'debian\n' });
+    // The address it was given is the one it has (its firewall rules name it).
+    expect((await run(address, 'ip -4 -o addr show eth0')).stdout).toContain(` ${address}/24 `);
 
     // Idempotent after a crash: the same id finds the same machine.
     expect((await driver.createServer(spec(sourceId, 'svc-test-source'))).ipv4).toBe(address);

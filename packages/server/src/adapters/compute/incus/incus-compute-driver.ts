@@ -13,6 +13,7 @@ import {
   labelConfig,
   labelsOf,
   MACHINE_ID_KEY,
+  staticNetworkConfig,
 } from './incus-instance-spec.js';
 
 export interface IncusDriverOptions {
@@ -133,7 +134,7 @@ export class IncusComputeDriver implements ComputeDriver {
           spec.firewall ?? DEFAULT_FIREWALL_RULES,
         );
         await this.#client.call('POST', '/1.0/instances', {
-          body: this.#instanceBody(name, spec, source, address),
+          body: this.#instanceBody(name, spec, source, address, await this.#firewall.bridgeCidr()),
         });
         return;
       } catch (error) {
@@ -145,7 +146,13 @@ export class IncusComputeDriver implements ComputeDriver {
     }
   }
 
-  #instanceBody(name: string, spec: CreateServerSpec, source: Instance | string, address: string) {
+  #instanceBody(
+    name: string,
+    spec: CreateServerSpec,
+    source: Instance | string,
+    address: string,
+    bridgeCidr: string,
+  ) {
     const limits = instanceLimits(spec.size, spec.region, this.options.sizeFactor);
     return {
       name,
@@ -162,6 +169,7 @@ export class IncusComputeDriver implements ComputeDriver {
         [KIND_KEY]: spec.labels.kind ?? 'plain_vm',
         ...labelConfig(spec.labels),
         ...(spec.userData !== undefined && { 'cloud-init.user-data': spec.userData }),
+        'cloud-init.network-config': staticNetworkConfig(address, bridgeCidr),
         'limits.cpu': String(limits.cpu),
         'limits.memory': `${limits.memoryMiB}MiB`,
       },

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   freeAddress,
   instanceLimits,
   instanceName,
   labelConfig,
   labelsOf,
+  staticNetworkConfig,
 } from './incus-instance-spec.js';
 
 describe('incus instance spec', () => {
@@ -43,5 +45,25 @@ describe('incus instance spec', () => {
     expect(freeAddress('10.77.0.1/24', all)).toBeUndefined();
     expect(freeAddress('10.77.0.1/30', new Set())).toBe('10.77.0.2');
     expect(freeAddress('10.77.0.1/30', new Set(['10.77.0.2']))).toBeUndefined();
+  });
+
+  it('gives eth0 its pinned address statically, through the bridge', () => {
+    expect(parse(staticNetworkConfig('10.77.0.9', '10.77.0.1/24'))).toEqual({
+      version: 1,
+      config: [
+        {
+          type: 'physical',
+          name: 'eth0',
+          subnets: [
+            {
+              type: 'static',
+              address: '10.77.0.9/24',
+              gateway: '10.77.0.1',
+              dns_nameservers: ['10.77.0.1'],
+            },
+          ],
+        },
+      ],
+    });
   });
 });

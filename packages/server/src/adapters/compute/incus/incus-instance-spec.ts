@@ -1,5 +1,6 @@
 import { type Region, SIZE_SPECS, type Size } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
+import { stringify } from 'yaml';
 
 /** Config keys starting with `user.` are the caller's: ours carry the machine's identity. */
 export const MACHINE_ID_KEY = 'user.svc.machine-id';
@@ -69,3 +70,30 @@ export function freeAddress(bridgeCidr: string, used: ReadonlySet<string>): stri
 
 const toNumber = (address: ipaddr.IPv4) =>
   address.octets.reduce((sum, octet) => sum * 256 + octet, 0);
+
+/**
+ * cloud-init's network configuration (version 1) giving eth0 its pinned address statically, the
+ * bridge as gateway and resolver. Not DHCP: dnsmasq keeps the lease of a deleted instance until
+ * it expires and would not hand its address to the next machine pinned to it (which then got
+ * another, where its firewall rules do not point).
+ */
+export function staticNetworkConfig(address: string, bridgeCidr: string): string {
+  const [bridge, bits] = ipaddr.IPv4.parseCIDR(bridgeCidr);
+  return stringify({
+    version: 1,
+    config: [
+      {
+        type: 'physical',
+        name: 'eth0',
+        subnets: [
+          {
+            type: 'static',
+            address: `${address}/${bits}`,
+            gateway: bridge.toString(),
+            dns_nameservers: [bridge.toString()],
+          },
+        ],
+      },
+    ],
+  });
+}
