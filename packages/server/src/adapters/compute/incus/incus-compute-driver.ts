@@ -15,6 +15,7 @@ import {
   MACHINE_ID_KEY,
   staticNetworkConfig,
 } from './incus-instance-spec.js';
+import { IncusLock } from './incus-lock.js';
 
 export interface IncusDriverOptions {
   readonly socketPath: string;
@@ -55,7 +56,7 @@ const STOP_TIMEOUT_S = 30;
  * (a copied value names the source, not the clone).
  */
 const FRESH_IDENTITY_KEY = 'user.svc.fresh-identity';
-/** Another process may pin the address this one picked between its look and its create. */
+/** A writer that does not take the lock (an operator) may pin the address picked meanwhile. */
 const ADDRESS_ATTEMPTS = 5;
 
 /**
@@ -71,8 +72,13 @@ export class IncusComputeDriver implements ComputeDriver {
   readonly #firewall: IncusBridgeFirewall;
   /** One change per machine at a time in this process (a retried job may meet a late one). */
   readonly #serial = new KeyedQueue();
-  /** Picking a free address and pinning it is one step per process (Incus refuses duplicates). */
+  /**
+   * Picking a free address and pinning it is one step, in this process and across processes:
+   * Incus refuses an address pinned twice, but checks outside any lock, so two creates at once
+   * could both get it.
+   */
   readonly #addresses = new KeyedQueue();
+  readonly #addressLock: IncusLock;
 
   constructor(
     readonly options: IncusDriverOptions,
@@ -80,6 +86,7 @@ export class IncusComputeDriver implements ComputeDriver {
   ) {
     this.#client = new IncusClient({ socketPath: options.socketPath, project: options.project });
     this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
+    this.#addressLock = new IncusLock(this.#client, `svc-lock-${options.network}-addresses`);
   }
 
   /** Fails with a message naming the socket when the daemon does not answer. */
@@ -113,7 +120,9 @@ export class IncusComputeDriver implements ComputeDriver {
     const source = spec.sourceServerId
       ? await this.#require(spec.sourceServerId)
       : await this.#requireImage(spec.image);
-    await this.#addresses.run('pin', () => this.#createPinned(name, spec, source));
+    await this.#addresses.run('pin', () =>
+      this.#addressLock.run(() => this.#createPinned(name, spec, source)),
+    );
     if (spec.sourceServerId) await this.#freshIdentity(name, spec);
     await this.#start(name);
     return info(await this.#require(spec.id));
