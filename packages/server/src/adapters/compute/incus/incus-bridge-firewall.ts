@@ -14,6 +14,8 @@ interface Acl {
 }
 
 const ACLS = 'security.acls';
+/** How often a firewall change is tried when Incus fails applying it. */
+const INCUS_FAULT_ATTEMPTS = 3;
 /** How often a change of the bridge's ACL list is tried against other processes' changes. */
 const BRIDGE_ATTEMPTS = 10;
 
@@ -37,8 +39,25 @@ export class IncusBridgeFirewall {
     this.#lock = new IncusLock(client, `svc-lock-${network}`);
   }
 
+  /**
+   * Under the lock, tried again after a failure of Incus itself: applying a network's firewall
+   * also fails when an instance's interface comes or goes meanwhile ("Failed to delete bridge
+   * children interfaces"), and every task here can simply run again.
+   */
   #locked<T>(task: () => Promise<T>): Promise<T> {
-    return this.#queue.run('firewall', () => this.#lock.run(task));
+    return this.#queue.run('firewall', () =>
+      this.#lock.run(async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await task();
+          } catch (error) {
+            const isIncusFault = error instanceof IncusError && error.status >= 500;
+            if (!isIncusFault || attempt >= INCUS_FAULT_ATTEMPTS) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+          }
+        }
+      }),
+    );
   }
 
   /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */

@@ -86,7 +86,11 @@ export class IncusComputeDriver implements ComputeDriver {
   ) {
     this.#client = new IncusClient({ socketPath: options.socketPath, project: options.project });
     this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
-    this.#addressLock = new IncusLock(this.#client, `svc-lock-${options.network}-addresses`);
+    // Held across an instance's create, which for a copy takes as long as its disk.
+    this.#addressLock = new IncusLock(this.#client, `svc-lock-${options.network}-addresses`, {
+      leaseMs: 120_000,
+      waitMs: 180_000,
+    });
   }
 
   /** Fails with a message naming the socket when the daemon does not answer. */
