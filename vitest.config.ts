@@ -1,11 +1,28 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** Tests against a real Incus daemon: `npm run test:incus` (not yet run by `npm test` or CI). */
+const INCUS_TESTS = 'packages/*/src/**/*.incus.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'bench/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // PGlite instances are large; two workers fit the machines this runs on.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'default',
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+            'bench/**/*.test.ts',
+          ],
+          exclude: [...configDefaults.exclude, INCUS_TESTS],
+        },
+      },
+      { extends: true, test: { name: 'incus', include: [INCUS_TESTS] } },
+    ],
   },
 });

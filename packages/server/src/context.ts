@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import { accountsJobs } from './accounts/accounts.jobs.js';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
@@ -7,7 +6,7 @@ import type { Argon2Cost } from './accounts/passwords.js';
 import { createSessionsService, type SessionsService } from './accounts/sessions.service.js';
 import { type Clock, systemClock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
-import { LocalComputeDriver } from './adapters/compute/local-compute-driver.js';
+import { createComputeDriver } from './adapters/compute/create-compute-driver.js';
 import { createObjectStore } from './adapters/object-store/create-object-store.js';
 import type { ObjectStore } from './adapters/object-store/object-store.js';
 import { agentJobs } from './agents/agents.jobs.js';
@@ -91,6 +90,14 @@ export async function createContext(
 ): Promise<AppContext> {
   const log = overrides.loggers ?? subsystemLoggers(createLogger(config, overrides.logDestination));
   const clock = overrides.clock ?? systemClock;
+  // Before the database: a driver that cannot start (Incus unreachable) leaves nothing open.
+  const compute =
+    overrides.compute ??
+    (await createComputeDriver(
+      config.compute,
+      config.dataDir,
+      log.root.child({ subsystem: 'compute' }),
+    ));
   const database =
     overrides.database ??
     (await createDatabase(config.database, (err) =>
@@ -113,12 +120,6 @@ export async function createContext(
     sessions,
     ...passwordCost,
   });
-  const compute =
-    overrides.compute ??
-    new LocalComputeDriver(
-      path.join(config.dataDir, 'machines'),
-      log.root.child({ subsystem: 'compute' }),
-    );
   const agents = createAgentsService({
     database,
     clock,

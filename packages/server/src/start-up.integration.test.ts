@@ -76,3 +76,24 @@ describe('starting with the local compute driver', () => {
     expect(warnings[0]).toMatch(/not isolated.*DATA_DIR.*other machines' tokens/);
   });
 });
+
+describe('starting with the incus compute driver', () => {
+  it('is accepted in production, and stops at once, naming the socket, when Incus does not answer', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svc-start-up-'));
+    try {
+      const socket = path.join(dir, 'no-incus.socket');
+      const run = await runService({
+        NODE_ENV: 'production',
+        DATA_DIR: dir,
+        COMPUTE_DRIVER: 'incus',
+        INCUS_SOCKET: socket,
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`Incus is unreachable at unix socket ${socket} (ENOENT)`);
+      expect(run.stderr).not.toContain('COMPUTE_DRIVER:');
+      expect(run.stdout).not.toContain('"msg":"listening"');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

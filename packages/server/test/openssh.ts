@@ -12,8 +12,17 @@ export async function keyPair(dir: string, name: string) {
   return { file, publicLine: readFileSync(`${file}.pub`, 'utf8').trim() };
 }
 
-/** The OpenSSH client, as a user would run it; resolves with its exit code and output. */
-export const ssh = (port: number, user: string, keyFile: string, command: string) =>
+/**
+ * The OpenSSH client, as a user would run it; resolves with its exit code and output. `host` is
+ * loopback for the local driver, a machine's bridge address for Incus.
+ */
+export const ssh = (
+  port: number,
+  user: string,
+  keyFile: string,
+  command: string,
+  host = '127.0.0.1',
+) =>
   run('ssh', [
     '-i',
     keyFile,
@@ -31,7 +40,7 @@ export const ssh = (port: number, user: string, keyFile: string, command: string
     'ConnectTimeout=5',
     '-o',
     'LogLevel=ERROR',
-    `${user}@127.0.0.1`,
+    `${user}@${host}`,
     command,
   ]).then(
     ({ stdout }) => ({ code: 0, stdout }),

@@ -121,6 +121,41 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'development', ...keys }).config.compute.driver).toBe('local');
   });
 
+  it('configures the incus driver with its defaults, and production accepts it', () => {
+    const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
+    const { config } = loadConfig({ NODE_ENV: 'production', ...keys, COMPUTE_DRIVER: 'incus' });
+    expect(config.compute).toEqual({
+      driver: 'incus',
+      socketPath: '/var/lib/incus/unix.socket',
+      project: 'default',
+      network: 'incusbr0',
+      storagePool: 'default',
+      sizeFactor: 1,
+    });
+    const custom = loadConfig({
+      COMPUTE_DRIVER: 'incus',
+      INCUS_SOCKET: '/run/incus.sock',
+      INCUS_PROJECT: 'svc',
+      INCUS_NETWORK: 'svcbr0',
+      INCUS_STORAGE_POOL: 'fast',
+      INCUS_SIZE_FACTOR: '0.25',
+    }).config.compute;
+    expect(custom).toEqual({
+      driver: 'incus',
+      socketPath: '/run/incus.sock',
+      project: 'svc',
+      network: 'svcbr0',
+      storagePool: 'fast',
+      sizeFactor: 0.25,
+    });
+    for (const factor of ['0', '-1', '2', 'half']) {
+      expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_SIZE_FACTOR: factor })).toThrow(
+        /INCUS_SIZE_FACTOR/,
+      );
+    }
+    expect(() => loadConfig({ COMPUTE_DRIVER: 'kvm' })).toThrow(/COMPUTE_DRIVER/);
+  });
+
   it('parses key rings and never puts key material in messages', () => {
     const raw = `old:${key(1)},new:${key(2)}`;
     const { secrets } = loadConfig({ ENCRYPTION_KEYS: raw, HMAC_KEY: key(3) });

@@ -21,6 +21,18 @@ export type ObjectStoreConfig =
     };
 
 /** What one publish may declare; `complete` holds the tarball's contents to the same list. */
+/** Where machines run: the local driver's directories, or Incus instances on its socket. */
+export type ComputeConfig =
+  | { readonly driver: 'local' }
+  | {
+      readonly driver: 'incus';
+      readonly socketPath: string;
+      readonly project: string;
+      readonly network: string;
+      readonly storagePool: string;
+      readonly sizeFactor: number;
+    };
+
 export interface BundleLimits {
   readonly maxFileBytes: number;
   readonly maxTotalBytes: number;
@@ -56,7 +68,7 @@ export interface Config {
     readonly dashboardDir: string;
   };
   readonly database: DatabaseConfig;
-  readonly compute: { readonly driver: Env['COMPUTE_DRIVER'] };
+  readonly compute: ComputeConfig;
   readonly objectStore: ObjectStoreConfig;
   readonly bundles: BundleLimits;
   readonly timing: { readonly provisionTimeoutMs: number; readonly refreshTimeoutMs: number };
@@ -156,7 +168,17 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     database: env.DATABASE_URL
       ? { kind: 'postgres', url: env.DATABASE_URL }
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
-    compute: { driver: env.COMPUTE_DRIVER },
+    compute:
+      env.COMPUTE_DRIVER === 'incus'
+        ? {
+            driver: 'incus',
+            socketPath: env.INCUS_SOCKET,
+            project: env.INCUS_PROJECT,
+            network: env.INCUS_NETWORK,
+            storagePool: env.INCUS_STORAGE_POOL,
+            sizeFactor: env.INCUS_SIZE_FACTOR,
+          }
+        : { driver: 'local' },
     objectStore:
       env.OBJECT_STORE === 's3'
         ? {

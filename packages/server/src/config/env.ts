@@ -42,7 +42,15 @@ export const EnvSchema = z.object({
   DASHBOARD_DIR: optional,
   ENCRYPTION_KEYS: optional,
   HMAC_KEY: optional,
-  COMPUTE_DRIVER: z.enum(['local']).default('local'),
+  COMPUTE_DRIVER: z.enum(['local', 'incus']).default('local'),
+  /** The Incus daemon's Unix socket (`COMPUTE_DRIVER=incus`). */
+  INCUS_SOCKET: z.string().min(1).default('/var/lib/incus/unix.socket'),
+  INCUS_PROJECT: z.string().min(1).default('default'),
+  /** The managed bridge machines are attached to; their firewalls are ACLs on it. */
+  INCUS_NETWORK: z.string().min(1).default('incusbr0'),
+  INCUS_STORAGE_POOL: z.string().min(1).default('default'),
+  /** Scales the size table's CPU, memory and disk down for small development hosts. */
+  INCUS_SIZE_FACTOR: z.coerce.number().gt(0).max(1).default(1),
   OBJECT_STORE: z.enum(['fs', 's3']).default('fs'),
   S3_BUCKET: optional,
   S3_REGION: optional,

@@ -1,0 +1,26 @@
+import path from 'node:path';
+import type { ComputeConfig } from '../../config/config.js';
+import type { Logger } from '../../logger.js';
+import type { ComputeDriver } from './compute-driver.js';
+import { IncusComputeDriver } from './incus/incus-compute-driver.js';
+import { LocalComputeDriver } from './local-compute-driver.js';
+
+/**
+ * The configured driver: `local` (embedded default, development only) or `incus`, whose daemon
+ * must answer now, so a service that cannot make machines says so at start, naming the socket.
+ */
+export async function createComputeDriver(
+  config: ComputeConfig,
+  dataDir: string,
+  log: Logger,
+): Promise<ComputeDriver> {
+  if (config.driver === 'local') return new LocalComputeDriver(path.join(dataDir, 'machines'), log);
+  const driver = new IncusComputeDriver(config, log);
+  try {
+    await driver.connect();
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
+  return driver;
+}

@@ -1,0 +1,195 @@
+import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import { KeyedQueue } from '../../../util/keyed-queue.js';
+import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
+import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
+import { MACHINE_ID_KEY } from './incus-instance-spec.js';
+import { IncusLock } from './incus-lock.js';
+
+interface Network {
+  readonly config: Record<string, string>;
+}
+
+interface Acl {
+  readonly ingress: AclRule[];
+}
+
+const ACLS = 'security.acls';
+/** How often a firewall change is tried when Incus fails applying it. */
+const INCUS_FAULT_ATTEMPTS = 3;
+/** How often a change of the bridge's ACL list is tried against other processes' changes. */
+const BRIDGE_ATTEMPTS = 10;
+
+/**
+ * Machines' firewalls as Incus network ACLs on the bridge, one per machine and named like its
+ * instance. ACLs on an instance's NIC need bridge connection tracking, which some kernels lack
+ * ("Protocol error"); on the bridge they work, but then apply to every machine there: each rule
+ * names its machine's address, unmatched traffic to a machine is dropped, and machines may send
+ * anything (egress allowed, as a provider's firewall does).
+ */
+export class IncusBridgeFirewall {
+  /** Every change of an ACL or of the bridge's list: one at a time here, and across processes. */
+  readonly #queue = new KeyedQueue();
+  readonly #lock: IncusLock;
+  #bridgeCidr: string | undefined;
+
+  constructor(
+    readonly client: IncusClient,
+    readonly network: string,
+  ) {
+    this.#lock = new IncusLock(client, `svc-lock-${network}`);
+  }
+
+  /**
+   * Under the lock, tried again after a failure of Incus itself: applying a network's firewall
+   * also fails when an instance's interface comes or goes meanwhile ("Failed to delete bridge
+   * children interfaces"), and every task here can simply run again.
+   */
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    return this.#queue.run('firewall', () =>
+      this.#lock.run(async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await task();
+          } catch (error) {
+            const isIncusFault = error instanceof IncusError && error.status >= 500;
+            if (!isIncusFault || attempt >= INCUS_FAULT_ATTEMPTS) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+          }
+        }
+      }),
+    );
+  }
+
+  /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */
+  async bridgeCidr(): Promise<string> {
+    if (this.#bridgeCidr) return this.#bridgeCidr;
+    const network = await this.client.call<Network>('GET', this.#networkPath());
+    const cidr = network.config['ipv4.address'];
+    if (!cidr?.includes('/')) {
+      throw new Error(`Incus network ${this.network} has no IPv4 subnet (ipv4.address)`);
+    }
+    this.#bridgeCidr = cidr;
+    return cidr;
+  }
+
+  /** Sets the machine's rules (making its ACL and attaching it to the bridge when missing). */
+  async replace(
+    name: string,
+    machineId: string,
+    address: string,
+    rules: readonly FirewallRule[],
+  ): Promise<void> {
+    const acl = {
+      description: `firewall of machine ${machineId}`,
+      config: { [MACHINE_ID_KEY]: machineId },
+      ingress: toAclRules(rules, address),
+      egress: [],
+    };
+    await this.#locked(async () => {
+      try {
+        await this.client.call('PUT', this.#aclPath(name), { body: acl });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.client.call('POST', '/1.0/network-acls', { body: { name, ...acl } });
+      }
+      await this.#changeBridge((names) => (names.includes(name) ? names : [...names, name]));
+    });
+  }
+
+  /** Makes sure the machine has an ACL on the bridge, keeping the rules it has. */
+  async ensure(
+    name: string,
+    machineId: string,
+    address: string,
+    rules: readonly FirewallRule[] = DEFAULT_FIREWALL_RULES,
+  ): Promise<void> {
+    if ((await this.read(name)) === undefined) {
+      return this.replace(name, machineId, address, rules);
+    }
+    await this.#locked(() =>
+      this.#changeBridge((names) => (names.includes(name) ? names : [...names, name])),
+    );
+  }
+
+  /**
+   * The machine's rules as Incus enforces them: `undefined` when it has no ACL, none when its
+   * ACL is not on the bridge (so the reconciler, seeing a difference, puts it back).
+   */
+  async read(name: string): Promise<FirewallRule[] | undefined> {
+    let acl: Acl;
+    try {
+      acl = await this.client.call<Acl>('GET', this.#aclPath(name));
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    return (await this.#attached()).includes(name) ? fromAclRules(acl.ingress) : [];
+  }
+
+  /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */
+  remove(name: string): Promise<void> {
+    return this.#locked(() => this.#remove(name));
+  }
+
+  async #remove(name: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      await this.#changeBridge((names) => names.filter((other) => other !== name));
+      try {
+        await this.client.call('DELETE', this.#aclPath(name));
+        return;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        // Put back on the bridge by a writer that read the list before our detach (below).
+        const isInUse = error instanceof IncusError && /in use/i.test(error.incusMessage);
+        if (!isInUse || attempt >= BRIDGE_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #attached(): Promise<string[]> {
+    const network = await this.client.call<Network>('GET', this.#networkPath());
+    return (network.config[ACLS] ?? '').split(',').filter(Boolean);
+  }
+
+  /**
+   * Rewrites the bridge's ACL list (under the lock) until a fresh read shows the change. The
+   * ETag and the read-back are for writers that do not take the lock (an operator's `incus
+   * network set`): a stale ETag gets 412, and Incus compares it outside any lock of its own, so
+   * two writers can both pass and the later undo the earlier.
+   */
+  async #changeBridge(change: (names: string[]) => string[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const { metadata, etag } = await this.client.request<Network>('GET', this.#networkPath());
+      const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
+      const config: Record<string, string> = {
+        [ACLS]: change(current).join(','),
+        // Without these, once an ACL is set, machines could not send (egress defaults to
+        // reject) and traffic no rule names would be rejected rather than silently dropped.
+        'security.acls.default.egress.action': 'allow',
+        'security.acls.default.ingress.action': 'drop',
+      };
+      if (Object.entries(config).every(([key, value]) => (metadata.config[key] ?? '') === value)) {
+        return;
+      }
+      if (attempt >= BRIDGE_ATTEMPTS) {
+        throw new Error(`could not update security.acls of Incus network ${this.network}`);
+      }
+      try {
+        await this.client.call('PATCH', this.#networkPath(), {
+          body: { config },
+          ...(etag && { headers: { 'If-Match': etag } }),
+        });
+      } catch (error) {
+        if (!(error instanceof IncusError && error.status === 412)) throw error;
+      }
+    }
+  }
+
+  #networkPath() {
+    return `/1.0/networks/${encodeURIComponent(this.network)}`;
+  }
+
+  #aclPath(name: string) {
+    return `/1.0/network-acls/${encodeURIComponent(name)}`;
+  }
+}

@@ -1,0 +1,99 @@
+import { type Region, SIZE_SPECS, type Size } from '@svc/contract';
+import ipaddr from 'ipaddr.js';
+import { stringify } from 'yaml';
+
+/** Config keys starting with `user.` are the caller's: ours carry the machine's identity. */
+export const MACHINE_ID_KEY = 'user.svc.machine-id';
+export const KIND_KEY = 'user.svc.kind';
+export const LABEL_PREFIX = 'user.svc.label.';
+
+const MACHINE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The instance (and ACL) name of a machine: Incus names are letters, digits and hyphens, at most
+ * 63, starting with a letter, so the machine's UUID gets a prefix. `undefined` for an id that is
+ * not ours (nothing of ours can have that name).
+ */
+export function instanceName(machineId: string): string | undefined {
+  return MACHINE_ID.test(machineId) ? `svc-${machineId}` : undefined;
+}
+
+export interface InstanceLimits {
+  readonly cpu: number;
+  readonly memoryMiB: number;
+  readonly diskGiB: number;
+}
+
+/**
+ * The size table's vCPU, RAM and disk, scaled by `factor` (development hosts are smaller than
+ * the machines sold), never below one CPU, 256 MiB and 1 GiB.
+ */
+export function instanceLimits(size: Size, region: Region, factor: number): InstanceLimits {
+  const spec = SIZE_SPECS[size][region];
+  return {
+    cpu: Math.max(1, Math.round(spec.vcpu * factor)),
+    memoryMiB: Math.max(256, Math.round(spec.ramGb * 1024 * factor)),
+    diskGiB: Math.max(1, Math.round(spec.diskGb * factor)),
+  };
+}
+
+/** The labels as instance config, one `user.svc.label.<key>` each. */
+export const labelConfig = (labels: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(labels).map(([key, value]) => [`${LABEL_PREFIX}${key}`, value]),
+  );
+
+export const labelsOf = (config: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(config)
+      .filter(([key]) => key.startsWith(LABEL_PREFIX))
+      .map(([key, value]) => [key.slice(LABEL_PREFIX.length), value]),
+  );
+
+/**
+ * The lowest address of the bridge's IPv4 subnet (`10.77.0.1/24`, the bridge's own address
+ * with its prefix) that is neither the network, its broadcast, the bridge nor `used`.
+ */
+export function freeAddress(bridgeCidr: string, used: ReadonlySet<string>): string | undefined {
+  const [bridge, bits] = ipaddr.IPv4.parseCIDR(bridgeCidr);
+  const first = toNumber(ipaddr.IPv4.networkAddressFromCIDR(bridgeCidr));
+  const last = toNumber(ipaddr.IPv4.broadcastAddressFromCIDR(bridgeCidr));
+  if (bits > 30) return undefined;
+  for (let n = first + 1; n < last; n++) {
+    const address = ipaddr.IPv4.parse(
+      [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'),
+    ).toString();
+    if (address !== bridge.toString() && !used.has(address)) return address;
+  }
+  return undefined;
+}
+
+const toNumber = (address: ipaddr.IPv4) =>
+  address.octets.reduce((sum, octet) => sum * 256 + octet, 0);
+
+/**
+ * cloud-init's network configuration (version 1) giving eth0 its pinned address statically, the
+ * bridge as gateway and resolver. Not DHCP: dnsmasq keeps the lease of a deleted instance until
+ * it expires and would not hand its address to the next machine pinned to it (which then got
+ * another, where its firewall rules do not point).
+ */
+export function staticNetworkConfig(address: string, bridgeCidr: string): string {
+  const [bridge, bits] = ipaddr.IPv4.parseCIDR(bridgeCidr);
+  return stringify({
+    version: 1,
+    config: [
+      {
+        type: 'physical',
+        name: 'eth0',
+        subnets: [
+          {
+            type: 'static',
+            address: `${address}/${bits}`,
+            gateway: bridge.toString(),
+            dns_nameservers: [bridge.toString()],
+          },
+        ],
+      },
+    ],
+  });
+}

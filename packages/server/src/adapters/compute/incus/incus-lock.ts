@@ -1,0 +1,78 @@
+import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
+
+const UNTIL_KEY = 'user.svc.lock-until';
+
+export interface IncusLockOptions {
+  /** A holder that died keeps the lock this long at most. */
+  readonly leaseMs?: number;
+  /** How long a taker waits for the holder before failing. */
+  readonly waitMs?: number;
+  readonly pollMs?: number;
+}
+
+/**
+ * A lock between every process that talks to one Incus: a network ACL that only one of them can
+ * create (Incus refuses a second of the same name), never attached, deleted to release. Needed
+ * because Incus applies a network's firewall without serializing concurrent changes: two
+ * processes changing the bridge's ACLs at once can both pass the ETag check (one change lost)
+ * or make nftables fail half-way ("Failed clearing firewall").
+ */
+export class IncusLock {
+  constructor(
+    readonly client: IncusClient,
+    readonly name: string,
+    readonly options: IncusLockOptions = {},
+  ) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    await this.#acquire();
+    try {
+      return await task();
+    } finally {
+      await this.#release();
+    }
+  }
+
+  async #acquire(): Promise<void> {
+    const { leaseMs = 30_000, waitMs = 60_000, pollMs = 50 } = this.options;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      try {
+        await this.client.call('POST', '/1.0/network-acls', {
+          body: {
+            name: this.name,
+            description: 'held while a service changes network ACLs; deleted when done',
+            config: { [UNTIL_KEY]: String(Date.now() + leaseMs) },
+          },
+        });
+        return;
+      } catch (error) {
+        if (!(error instanceof IncusError)) throw error;
+      }
+      const held = await this.#holder();
+      // Its holder died: the lease is over, so the lock is free to break.
+      if (held && Number(held.config[UNTIL_KEY] ?? 0) < Date.now()) await this.#release();
+      if (Date.now() > deadline) {
+        throw new Error(`Incus lock ${this.name} still held by another process after ${waitMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs * (0.5 + Math.random())));
+    }
+  }
+
+  async #holder(): Promise<{ config: Record<string, string> } | undefined> {
+    try {
+      return await this.client.call('GET', `/1.0/network-acls/${encodeURIComponent(this.name)}`);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async #release(): Promise<void> {
+    try {
+      await this.client.call('DELETE', `/1.0/network-acls/${encodeURIComponent(this.name)}`);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}

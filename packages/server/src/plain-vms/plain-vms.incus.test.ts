@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PlainVm } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyPair, ssh } from '../../test/openssh.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+
+// A Plain VM through the HTTP API on the real Incus daemon (`npm run test:incus`): the service
+// builds its incus driver from the environment, as `COMPUTE_DRIVER=incus npm start` does.
+
+const SOCKET = '/var/lib/incus/unix.socket';
+const BRIDGE_HOST = '10.77.0.1/32';
+
+describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (kind) => {
+  let t: TestContext;
+  let client: TestClient;
+  let dir: string;
+  let key: { file: string; publicLine: string };
+  let vmId: string | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(SOCKET)) {
+      throw new Error(`no Incus socket at ${SOCKET}: these tests need Incus (npm run incus:setup)`);
+    }
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-incus-api-'));
+    key = await keyPair(dir, 'laptop');
+    t = await createTestContext(kind, {
+      env: { COMPUTE_DRIVER: 'incus', INCUS_SOCKET: SOCKET, INCUS_SIZE_FACTOR: '0.25' },
+      // No stand-in: the context makes the driver the environment names.
+      overrides: { compute: undefined },
+    });
+    client = t.newClient();
+    await signUpUser(client);
+  });
+
+  afterAll(async () => {
+    if (vmId) await t?.ctx.compute.deleteServer(vmId);
+    await t?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const detail = async (id: string) => (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
+
+  it('creates a debian-12 VM reachable over SSH as debian, behind the firewall the API sets', async () => {
+    expect(t.ctx.compute.name).toBe('incus');
+    const keyId = (
+      await client.post('/api/vault', { type: 'ssh_key', label: 'laptop', value: key.publicLine })
+    ).body.id;
+    const created = await client.post('/api/plain-vms', {
+      name: 'svc-api-box',
+      tier: 'small',
+      region: 'eu',
+      osImageKey: 'debian-12',
+      billingType: 'metered',
+      access: { passwordEnabled: false, vaultEntryIds: [keyId] },
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body as PlainVm).id;
+    vmId = id;
+    const vm = await waitFor(
+      async () => {
+        const current = await detail(id);
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      90_000,
+      'running',
+    );
+    expect(vm.status, `status reason: ${vm.statusReason}`).toBe('running');
+    expect(vm.ssh?.port).toBe(22);
+    expect(vm.ssh?.host).toMatch(/^10\.77\.0\.\d+$/);
+    const host = vm.ssh?.host as string;
+    const run = (command: string) => ssh(22, 'debian', key.file, command, host);
+    await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh');
+    expect(await run('hostname; whoami')).toEqual({ code: 0, stdout: 'svc-api-box\ndebian\n' });
+
+    const put = (rules: unknown[]) => client.put(`/api/plain-vms/${id}/firewall`, { rules });
+    const webOnly = await put([{ protocol: 'tcp', port: 80, sourceIps: ['0.0.0.0/0'] }]);
+    expect(webOnly.status).toBe(200);
+    expect(webOnly.body.rules).toEqual([
+      { direction: 'in', protocol: 'tcp', port: '80', sourceIps: ['0.0.0.0/0'], description: '' },
+    ]);
+    expect((await run('true')).code).toBe(255);
+
+    // SSH from this host's bridge address only: the test is let in again.
+    const fromHere = await put([{ protocol: 'tcp', port: '22', sourceIps: [BRIDGE_HOST] }]);
+    expect(fromHere.body.rules).toEqual([
+      { direction: 'in', protocol: 'tcp', port: '22', sourceIps: [BRIDGE_HOST], description: '' },
+    ]);
+    expect((await client.get(`/api/plain-vms/${id}/firewall`)).body.rules).toEqual(
+      fromHere.body.rules,
+    );
+    expect(await run('hostname')).toEqual({ code: 0, stdout: 'svc-api-box\n' });
+
+    expect((await client.delete(`/api/plain-vms/${id}`)).body.status).toBe('destroying');
+    await waitFor(async () => (await client.get(`/api/plain-vms/${id}`)).status === 404, 60_000);
+    expect(await t.ctx.compute.getServer(id)).toBeUndefined();
+    expect(await t.ctx.compute.getFirewall(id)).toBeUndefined();
+  });
+});
