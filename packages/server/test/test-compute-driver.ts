@@ -19,6 +19,8 @@ export interface CallBehaviour {
   appliedFailures?: number;
   /** Never answer (until `release()`). */
   hang?: boolean;
+  /** What a failing call throws (default: a plain Error). */
+  failWith?: () => Error;
 }
 
 /**
@@ -71,7 +73,7 @@ export class TestComputeDriver implements ComputeDriver {
         effect();
         throw new Error(`test driver: ${call} failed after taking effect`);
       }
-      throw new Error(`test driver: ${call} failed`);
+      throw behaviour.failWith?.() ?? new Error(`test driver: ${call} failed`);
     }
     return effect();
   }

@@ -1,10 +1,11 @@
 import { type MachineMoveAction, type MachineState, MOVES, PROVISION_MOVE } from '@svc/contract';
 import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
-import type {
-  ComputeDriver,
-  CreateServerSpec,
-  ServerInfo,
+import {
+  type ComputeDriver,
+  ComputeFailure,
+  type CreateServerSpec,
+  type ServerInfo,
 } from '../adapters/compute/compute-driver.js';
 import { closeUsage, rolloverUsage } from '../billing/usage.js';
 import type { Database, Executor } from '../db/database.js';
@@ -128,8 +129,17 @@ export function lifecycleJobs<R extends MachineColumns>(
         try {
           server = await compute.createServer(machine.createSpec(row));
         } catch (error) {
-          await failed(id, PROVISION_MOVE.via, 'provisioning_failed', error, run);
-          if (run.isLastAttempt) await compute.deleteServer(id);
+          // A failure the driver names (a missing image) will not pass by trying again.
+          const named = error instanceof ComputeFailure;
+          const final = named ? { ...run, isLastAttempt: true } : run;
+          await failed(
+            id,
+            PROVISION_MOVE.via,
+            named ? error.reason : 'provisioning_failed',
+            error,
+            final,
+          );
+          if (final.isLastAttempt) await compute.deleteServer(id);
           return;
         }
         const moved = await complete(id, PROVISION_MOVE.via, PROVISION_MOVE.done, null, server);

@@ -4,6 +4,7 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { ComputeFailure } from '../adapters/compute/compute-driver.js';
 
 const KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICq82nFuGMzbOcb434FU+SqoSXIEywKdzfSUHZZgm2A5 laptop';
@@ -265,6 +266,28 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       'destroying',
     ]);
     expect(periods.every((p) => p.endedAt !== null)).toBe(true);
+  });
+
+  it('fails at once with image_unavailable when the driver has no such image, and removes what it made', async () => {
+    t.compute.behave('createServer', {
+      failTimes: 1,
+      failWith: () => new ComputeFailure('image_unavailable', 'no image alias "debian-12"'),
+    });
+    try {
+      const created = await client.post('/api/plain-vms', body({ name: 'no-image' }));
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      await reach(id, 'error');
+      expect((await client.get(`/api/plain-vms/${id}`)).body.statusReason).toBe(
+        'image_unavailable',
+      );
+      // Not tried again (it could not pass), and nothing of it is left at the provider.
+      const calls = t.compute.calls.filter((c) => c.id === id).map((c) => c.call);
+      expect(calls.filter((c) => c === 'createServer')).toHaveLength(1);
+      expect(calls).toContain('deleteServer');
+    } finally {
+      t.compute.behave('createServer', {});
+    }
   });
 
   it('lists the OS images with their default users', async () => {

@@ -67,3 +67,17 @@ export interface ComputeDriver {
   /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;
 }
+
+/**
+ * A failure the driver can name and that trying again cannot fix (the image is not there): the
+ * machine goes to `error` at once with `reason` as its `statusReason`.
+ */
+export class ComputeFailure extends Error {
+  override name = 'ComputeFailure';
+  constructor(
+    readonly reason: 'image_unavailable',
+    message: string,
+  ) {
+    super(message);
+  }
+}

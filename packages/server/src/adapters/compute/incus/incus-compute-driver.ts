@@ -1,7 +1,12 @@
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
-import type { ComputeDriver, CreateServerSpec, ServerInfo } from '../compute-driver.js';
+import {
+  type ComputeDriver,
+  ComputeFailure,
+  type CreateServerSpec,
+  type ServerInfo,
+} from '../compute-driver.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, isNotFound } from './incus-client.js';
 import {
@@ -354,13 +359,14 @@ export class IncusComputeDriver implements ComputeDriver {
 
   /** The image alias must exist before anything is made, so a missing one leaves nothing. */
   async #requireImage(alias: string | undefined): Promise<string> {
-    if (!alias) throw new Error('image_unavailable: no image given');
+    if (!alias) throw new ComputeFailure('image_unavailable', 'image_unavailable: no image given');
     try {
       await this.#client.call('GET', `/1.0/images/aliases/${encodeURIComponent(alias)}`);
       return alias;
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      throw new Error(
+      throw new ComputeFailure(
+        'image_unavailable',
         `image_unavailable: Incus at ${this.options.socketPath} has no image alias "${alias}" in project ${this.options.project}`,
       );
     }
