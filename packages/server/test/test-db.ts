@@ -9,8 +9,15 @@ import { createLogger } from '../src/logger.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-/** The only environment tests read: a PostgreSQL server to run every database test on too. */
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+/**
+ * The only environment tests read: a PostgreSQL server to run every database test on too, and
+ * the Incus socket of the `*.incus.test.ts` files.
+ */
+export const testEnv = {
+  TEST_DATABASE_URL: process.env.TEST_DATABASE_URL,
+  INCUS_SOCKET: process.env.INCUS_SOCKET,
+} as const;
+const TEST_DATABASE_URL = testEnv.TEST_DATABASE_URL;
 
 /** The PostgreSQL URL of one database on the test server. */
 export function testDatabaseUrl(database: string): string {

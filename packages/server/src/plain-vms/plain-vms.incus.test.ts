@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INCUS_SOCKET, requireIncus } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -13,7 +13,6 @@ import { waitFor } from '../../test/wait.js';
 // A Plain VM through the HTTP API on the real Incus daemon (`npm run test:incus`): the service
 // builds its incus driver from the environment, as `COMPUTE_DRIVER=incus npm start` does.
 
-const SOCKET = '/var/lib/incus/unix.socket';
 const BRIDGE_HOST = '10.77.0.1/32';
 
 describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (kind) => {
@@ -24,13 +23,11 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (ki
   let vmId: string | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(SOCKET)) {
-      throw new Error(`no Incus socket at ${SOCKET}: these tests need Incus (npm run incus:setup)`);
-    }
+    requireIncus();
     dir = await mkdtemp(path.join(tmpdir(), 'svc-incus-api-'));
     key = await keyPair(dir, 'laptop');
     t = await createTestContext(kind, {
-      env: { COMPUTE_DRIVER: 'incus', INCUS_SOCKET: SOCKET, INCUS_SIZE_FACTOR: '0.25' },
+      env: { COMPUTE_DRIVER: 'incus', INCUS_SOCKET, INCUS_SIZE_FACTOR: '0.25' },
       // No stand-in: the context makes the driver the environment names.
       overrides: { compute: undefined },
     });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
 import { keyPair, ssh } from '../../../../test/openssh.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -16,10 +16,9 @@ import { IncusComputeDriver } from './incus-compute-driver.js';
 // Runs against the real Incus daemon of this host (`npm run incus:setup`), with `npm run
 // test:incus`. Every instance and ACL it makes is named `svc-<uuid>` and removed at the end.
 
-const SOCKET = process.env.INCUS_SOCKET ?? '/var/lib/incus/unix.socket';
 const NETWORK = 'incusbr0';
 const options = {
-  socketPath: SOCKET,
+  socketPath: INCUS_SOCKET,
   project: 'default',
   network: NETWORK,
   storagePool: 'default',
@@ -27,7 +26,7 @@ const options = {
 };
 
 const driver = new IncusComputeDriver(options, pino({ level: 'silent' }));
-const client = new IncusClient({ socketPath: SOCKET, project: 'default' });
+const client = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });
 const sourceId = randomUUID();
 const cloneId = randomUUID();
 const missingImageId = randomUUID();
@@ -76,9 +75,7 @@ const bridgeAcls = async () =>
   ] ?? '';
 
 beforeAll(async () => {
-  if (!existsSync(SOCKET)) {
-    throw new Error(`no Incus socket at ${SOCKET}: these tests need Incus (npm run incus:setup)`);
-  }
+  requireIncus();
   await driver.connect();
   dir = await mkdtemp(path.join(tmpdir(), 'svc-incus-'));
   key = await keyPair(dir, 'vm-key');

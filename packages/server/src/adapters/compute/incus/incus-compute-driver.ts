@@ -10,6 +10,15 @@ import {
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, isNotFound } from './incus-client.js';
 import {
+  complete,
+  type Instance,
+  info,
+  NIC,
+  pinnedAddress,
+  requireName,
+  type WritableInstance,
+} from './incus-instance.js';
+import {
   freeAddress,
   instanceLimits,
   instanceName,
@@ -32,29 +41,6 @@ export interface IncusDriverOptions {
   readonly sizeFactor: number;
 }
 
-interface Instance {
-  readonly name: string;
-  readonly status: string;
-  readonly config: Record<string, string>;
-  readonly devices: Record<string, Record<string, string>>;
-  readonly state?: {
-    readonly network?: Record<
-      string,
-      { readonly addresses: { family: string; address: string; scope: string }[] }
-    >;
-  } | null;
-}
-
-/** What `PUT /1.0/instances/<name>` takes besides `config` and `devices`. */
-interface WritableInstance {
-  readonly architecture: string;
-  readonly ephemeral: boolean;
-  readonly profiles: string[];
-  readonly stateful: boolean;
-  readonly description: string;
-}
-
-const NIC = 'eth0';
 const STOP_TIMEOUT_S = 30;
 /**
  * The clone's own id, set once its copied identity is replaced, so a retry knows whether it was
@@ -398,37 +384,4 @@ export class IncusComputeDriver implements ComputeDriver {
       if (!isNotFound(error)) throw error;
     }
   }
-}
-
-/** An instance being created or deleted meanwhile comes without config or devices. */
-const complete = (instance: Instance): Instance => ({
-  ...instance,
-  config: instance.config ?? {},
-  devices: instance.devices ?? {},
-});
-
-function requireName(id: string): string {
-  const name = instanceName(id);
-  if (!name) throw new Error(`not a machine id: ${JSON.stringify(id)}`);
-  return name;
-}
-
-function pinnedAddress(instance: Instance): string {
-  const address = instance.devices[NIC]?.['ipv4.address'];
-  if (!address) throw new Error(`instance ${instance.name} has no pinned IPv4 address`);
-  return address;
-}
-
-/** What the service sees: the address from the running instance, else the pinned one. */
-function info(instance: Instance): ServerInfo {
-  const live = instance.state?.network?.[NIC]?.addresses.find(
-    (address) => address.family === 'inet' && address.scope === 'global',
-  )?.address;
-  const ipv4 = live ?? instance.devices[NIC]?.['ipv4.address'];
-  return {
-    id: instance.config[MACHINE_ID_KEY] as string,
-    status: instance.status === 'Running' ? 'running' : 'off',
-    labels: labelsOf(instance.config),
-    ...(ipv4 && { ipv4, ssh: { host: ipv4, port: 22 } }),
-  };
 }
