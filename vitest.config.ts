@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** Tests against a real Incus daemon: `npm run test:incus` (not yet run by `npm test` or CI). */
+/** Tests against a real Incus daemon: `npm run test:incus` (CI runs them after `npm test`). */
 const INCUS_TESTS = 'packages/*/src/**/*.incus.test.ts';
 
 export default defineConfig({

@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   agents: () => import('./agents.js'),
   tokens: () => import('./tokens.js'),
   stage: () => import('./stage.js'),
+  machines: () => import('./machines.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds a Debian cloud image for Incus from Debian's archive (no image server needed) and
-# imports it under the alias given: `incus-image-debian.sh <suite> <alias>`, e.g.
-# `bookworm debian-12`. Skips the work when the alias exists (set REBUILD=1 to replace it).
+# imports it under the alias given: `incus-image-debian.sh <suite> <alias> [<svc runtime dir>]`,
+# e.g. `bookworm debian-12`. Skips the work when the alias exists (set REBUILD=1 to replace it).
+# With a runtime directory (Node and the one-file `svc`, see incus-images.sh) it is the Agent
+# image: that runtime in /opt/svc, the user `agent` whose home is the Agent's home, and
+# `svc gateway` as a system service running as that user.
 # The image boots with cloud-init reading the NoCloud seed that its templates write from the
 # instance's `cloud-init.user-data`, with `instance-id` = the instance name, so a copy (a clone)
 # runs cloud-init again.
@@ -9,7 +12,9 @@ set -euo pipefail
 
 suite="${1:?suite, e.g. bookworm}"
 alias="${2:?alias, e.g. debian-12}"
+runtime="${3:-}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+here=$(cd "$(dirname "$0")" && pwd)
 
 if incus image alias list --format csv | grep -q "^${alias},"; then
   [ "${REBUILD:-0}" = 1 ] || { echo "image ${alias}: present"; exit 0; }
@@ -19,12 +24,26 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+packages=systemd-sysv,dbus,openssh-server,cloud-init,sudo,ifupdown,isc-dhcp-client,iproute2,netbase,ca-certificates,locales
+agent_hooks=()
+if [ -n "$runtime" ]; then
+  [ -x "$runtime/bin/node" ] && [ -f "$runtime/svc.mjs" ] ||
+    { echo "image ${alias}: ${runtime} has no bin/node and svc.mjs"; exit 1; }
+  # What a person expects in a terminal, and what the providers' tools install with.
+  packages+=,git,curl,less,nano,procps,xz-utils
+  agent_hooks=(
+    --customize-hook="cp -a '${runtime}' \"\$1\"/opt/svc"
+    --customize-hook="bash '${here}/incus-image-agent-root.sh' \"\$1\""
+  )
+fi
+
 echo "image ${alias}: building Debian ${suite} with mmdebstrap"
 mmdebstrap --quiet --variant=apt \
-  --include=systemd-sysv,dbus,openssh-server,cloud-init,sudo,ifupdown,isc-dhcp-client,iproute2,netbase,ca-certificates,locales \
+  --include="$packages" \
   --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*; : > "$1"/etc/machine-id; rm -f "$1"/var/lib/dbus/machine-id' \
   --customize-hook='printf "datasource_list: [ NoCloud, None ]\n" > "$1"/etc/cloud/cloud.cfg.d/90-incus.cfg' \
   --customize-hook='sed -i "s/^# *en_US.UTF-8/en_US.UTF-8/" "$1"/etc/locale.gen; chroot "$1" locale-gen >/dev/null' \
+  "${agent_hooks[@]}" \
   "$suite" "$work/rootfs.tar.zst" "$mirror"
 
 mkdir -p "$work/meta/templates"
@@ -35,7 +54,7 @@ properties:
   os: debian
   release: ${suite}
   variant: cloud
-  description: Debian ${suite} (cloud-init)
+  description: Debian ${suite} (cloud-init${runtime:+, svc Agent})
 templates:
   /etc/hostname:
     when: [create, copy]

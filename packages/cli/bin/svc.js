@@ -1,24 +1,37 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (Node 24 with tsx's loader).
-import { createInterface } from 'node:readline/promises';
-import { register } from 'tsx/esm/api';
+// `svc` in the repository (`npx svc`): the one-file build when it is at least as new as the
+// sources, so it starts at once; else the TypeScript sources through tsx (slower, always current).
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 
-register();
-const { run } = await import('../src/main.ts');
-const interactive = process.stdin.isTTY === true;
-process.exitCode = await run(process.argv.slice(2), {
-  env: process.env,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  isTty: process.stderr.isTTY === true,
-  ...(interactive && {
-    prompt: async (question) => {
-      const rl = createInterface({ input: process.stdin, output: process.stdout });
-      try {
-        return await rl.question(question);
-      } finally {
-        rl.close();
-      }
-    },
-  }),
-});
+const here = import.meta.dirname;
+const bundle = path.join(here, '../dist/svc.mjs');
+
+function newest(dir) {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile())
+      latest = Math.max(latest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return latest;
+}
+
+function isFresh() {
+  try {
+    const built = statSync(bundle).mtimeMs;
+    return [path.join(here, '../src'), path.join(here, '../../contract/src')].every(
+      (dir) => newest(dir) <= built,
+    );
+  } catch {
+    return false;
+  }
+}
+
+if (isFresh()) {
+  await import(bundle);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { runAsProcess } = await import('../src/bin.ts');
+  await runAsProcess();
+}

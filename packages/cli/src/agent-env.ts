@@ -24,6 +24,10 @@ export function parseEnvFile(text: string): Record<string, string> {
   return out;
 }
 
+/** The values in the home's `agent.env`; none when it has no such file. */
+export const readAgentEnv = (home: string): Promise<Record<string, string>> =>
+  readFile(path.join(home, AGENT_ENV_FILE), 'utf8').then(parseEnvFile, () => ({}));
+
 /**
  * The service URL and token: from `SVC_API_URL` and `SVC_HMAC_TOKEN`, else from
  * `~/.crabglamp/agent.env` in the home directory `HOME` names. `undefined` when neither has both.
@@ -33,8 +37,7 @@ export async function loadAgentCredentials(
 ): Promise<AgentCredentials | undefined> {
   let values: Record<string, string | undefined> = env;
   if (!env.SVC_API_URL || !env.SVC_HMAC_TOKEN) {
-    const file = path.join(env.HOME ?? '', AGENT_ENV_FILE);
-    const fromFile = await readFile(file, 'utf8').then(parseEnvFile, () => ({}));
+    const fromFile = await readAgentEnv(env.HOME ?? '');
     values = { ...fromFile, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v)) };
   }
   const { SVC_API_URL: apiUrl, SVC_HMAC_TOKEN: hmacToken, SVC_AGENT_ID: agentId } = values;

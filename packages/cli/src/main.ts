@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { commands } from './commands/index.js';
+import { CLI_VERSION } from './version.js';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -17,6 +18,7 @@ export interface CliIo {
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command('svc')
     .description('The on-VM CLI of the svc control plane')
+    .version(CLI_VERSION)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

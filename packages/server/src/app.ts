@@ -27,8 +27,15 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Staging reports and publishes list every file of a bundle (20,000 files ≈ 3 MB of JSON). */
 export const MAX_BUNDLE_BODY_BYTES = 32 * 1024 * 1024;
 
-/** The HTTP application: middleware, every feature's routes, and the one error handler. No listen. */
-export function createApp(ctx: AppContext): Hono<AppEnv> {
+/**
+ * The HTTP application: middleware, every feature's routes, and the one error handler. No listen.
+ * `operations` mounts only `/healthz`, `/readyz` and the OpenAPI document: what a process that
+ * serves nothing but the edge (`--role=edge`) answers on the service's own host.
+ */
+export function createApp(
+  ctx: AppContext,
+  options: { readonly only?: 'operations' } = {},
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const log = ctx.log.http;
 
@@ -95,18 +102,22 @@ export function createApp(ctx: AppContext): Hono<AppEnv> {
     },
   });
   mountOperationsRoutes(router, ctx);
-  mountAccountsRoutes(router, ctx);
-  mountAgentsRoutes(router, ctx);
-  mountBillingRoutes(router, ctx);
-  mountVaultRoutes(router, ctx);
-  mountPlainVmsRoutes(router, ctx);
-  mountAppConnectionsRoutes(router, ctx);
-  mountBundlesRoutes(router, ctx);
-  ctx.bundles.store.mount?.(app);
-  app.route('/', router.app);
-  mountDashboard(app, ctx.config.http.dashboardDir);
-  // Last: the public bundle pages' two-segment routes must not shadow anything above.
-  mountBundlePages(app, ctx);
+  if (options.only === 'operations') {
+    app.route('/', router.app);
+  } else {
+    mountAccountsRoutes(router, ctx);
+    mountAgentsRoutes(router, ctx);
+    mountBillingRoutes(router, ctx);
+    mountVaultRoutes(router, ctx);
+    mountPlainVmsRoutes(router, ctx);
+    mountAppConnectionsRoutes(router, ctx);
+    mountBundlesRoutes(router, ctx);
+    ctx.bundles.store.mount?.(app);
+    app.route('/', router.app);
+    mountDashboard(app, ctx.config.http.dashboardDir);
+    // Last: the public bundle pages' two-segment routes must not shadow anything above.
+    mountBundlePages(app, ctx);
+  }
 
   app.notFound((c) => c.json(toErrorEnvelope(new AppError('not_found')), 404));
   app.onError((error, c) => {

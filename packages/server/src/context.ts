@@ -31,6 +31,7 @@ import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { createEdgeRoutes, type EdgeRoutes } from './edge/edge-routes.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
@@ -51,6 +52,8 @@ export interface AppContext {
   readonly accounts: AccountsService;
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
+  /** The edge's routes (subdomain → gateway), which Agent moves in this process invalidate. */
+  readonly edgeRoutes: EdgeRoutes;
   readonly billing: BillingService;
   readonly vault: VaultService;
   readonly plainVms: PlainVmsService;
@@ -120,6 +123,7 @@ export async function createContext(
     sessions,
     ...passwordCost,
   });
+  const edgeRoutes = createEdgeRoutes({ database, compute, clock });
   const agents = createAgentsService({
     database,
     clock,
@@ -130,6 +134,7 @@ export async function createContext(
     agentOrigin: config.http.agentOrigin,
     provisionTimeoutMs: config.timing.provisionTimeoutMs,
     hmacKey: secrets.hmacKey,
+    forgetRoute: (subdomain) => edgeRoutes.forget(subdomain),
   });
   const tokenCipher = new TokenCipher(secrets.encryption);
   const providerClients = createProviderClients(config, secrets, overrides.providerFetch);
@@ -156,7 +161,15 @@ export async function createContext(
       clock,
       compute,
       log: log.root.child({ subsystem: 'agents' }),
-      bootstrapEnv: (agent) => agentBootstrapEnv(publicUrl, secrets.hmacKey, agent),
+      bootstrapEnv: (agent) =>
+        agentBootstrapEnv(
+          {
+            publicUrl: compute.machineServiceUrl?.(publicUrl) ?? publicUrl,
+            agentScheme: config.http.agentOrigin.scheme,
+          },
+          secrets.hmacKey,
+          agent,
+        ),
     }),
     ...plainVmJobs({ database, clock, compute, log: log.root.child({ subsystem: 'plain-vms' }) }),
     ...bundlesJobs({ database, store, clock, log: log.root.child({ subsystem: 'bundles' }) }),
@@ -173,6 +186,7 @@ export async function createContext(
     accounts,
     compute,
     agents,
+    edgeRoutes,
     billing: createBillingService({ database, clock, membership }),
     vault: createVaultService({ database, clock, membership }),
     tokenCipher,

@@ -3,10 +3,17 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
 import { createContext, startContext, stopContext } from './context.js';
+import { createEdgeProxy } from './edge/edge-proxy.js';
 import { startHttpServer } from './http/http-server.js';
 import { createLogger, subsystemLoggers } from './logger.js';
 
-type Role = 'all' | 'api' | 'worker';
+/**
+ * What this process does. `all`: the API, the dashboard, the edge (Agents' hosts) and the jobs.
+ * `api`: the same without jobs; it keeps the edge, so a deployment of API replicas and workers
+ * needs no process of its own for Agents' URLs. `edge`: Agents' hosts only (plus the health
+ * checks on any other host), to run the edge apart from the API. `worker`: jobs only, no HTTP.
+ */
+type Role = 'all' | 'api' | 'edge' | 'worker';
 
 /** Process entry: parse the environment once, build the context, serve, stop cleanly on signals. */
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
@@ -22,20 +29,32 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
     );
   }
   const ctx = await createContext(config, secrets, { loggers });
-  await startContext(ctx, { work: role !== 'api' });
+  await startContext(ctx, { work: role === 'all' || role === 'worker' });
 
   const closers: (() => Promise<void>)[] = [];
   if (role !== 'worker') {
-    const app = createApp(ctx);
-    const server = startHttpServer(app, config.http, (info) =>
-      loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
+    const app = role === 'edge' ? createApp(ctx, { only: 'operations' }) : createApp(ctx);
+    const edge = createEdgeProxy({
+      routes: ctx.edgeRoutes,
+      agentOrigin: config.http.agentOrigin,
+      publicUrl: config.http.publicUrl,
+      trust: config.http,
+      log: loggers.root.child({ subsystem: 'edge' }),
+    });
+    const server = startHttpServer(
+      app,
+      config.http,
+      (info) =>
+        loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
+      edge,
     );
     closers.push(
       () =>
         new Promise((resolve) => {
           server.close(() => resolve());
-          // Keep-alive connections would hold `close` open until they time out.
-          if ('closeIdleConnections' in server) server.closeIdleConnections();
+          // Keep-alive connections and proxied WebSockets would hold `close` open until they end.
+          server.closeIdleConnections();
+          edge.close();
         }),
     );
   }
@@ -61,8 +80,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
 
 function parseRole(argv: readonly string[]): Role {
   const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? 'all';
-  if (arg === 'all' || arg === 'api' || arg === 'worker') return arg;
-  throw new ConfigError([`--role: expected api, worker or all, got "${arg}"`]);
+  if (arg === 'all' || arg === 'api' || arg === 'edge' || arg === 'worker') return arg;
+  throw new ConfigError([`--role: expected all, api, edge or worker, got "${arg}"`]);
 }
 
 main(process.argv.slice(2), process.env).catch((error: unknown) => {

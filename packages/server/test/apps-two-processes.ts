@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './service-process.js';
 import { consentAtStandIn } from './stand-in-consent.js';
 import { startStandIn } from './stand-in-provider.js';
 import { TestClient } from './test-client.js';
@@ -14,14 +14,6 @@ import { waitFor } from './wait.js';
 
 const MAIN = path.join(import.meta.dirname, '../src/main.ts');
 const PUBLIC_URL = 'http://localhost:8080';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /**
  * Two real service processes (`main.ts`) on one fresh PostgreSQL database of `serverUrl`'s

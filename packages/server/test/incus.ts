@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-firewall.js';
+import { IncusClient } from '../src/adapters/compute/incus/incus-client.js';
+import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
 import { testEnv } from './test-db.js';
 
 /** The Incus daemon the `*.incus.test.ts` files use. */
@@ -11,4 +15,59 @@ export function requireIncus(): void {
       `no Incus socket at ${INCUS_SOCKET}: these tests need Incus (npm run incus:setup)`,
     );
   }
+}
+
+/** The name at the end of an Incus object URL (`/1.0/instances/svc-…?project=…`). */
+export const nameOf = (url: string): string =>
+  decodeURIComponent(new URL(url, 'http://incus').pathname.split('/').pop() as string);
+
+/**
+ * An Incus project of a test's own, as one service per project requires (its reconciler removes
+ * every service machine of the project its database does not know, so two test services in one
+ * project would remove each other's). It uses the default project's images, profiles, storage
+ * and networks. `remove` deletes what is left in it (instances, and their ACLs on the bridge),
+ * then the project.
+ */
+export async function createIncusProject(): Promise<{ name: string; remove(): Promise<void> }> {
+  requireIncus();
+  const name = `svc-t-${randomBytes(4).toString('hex')}`;
+  const admin = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });
+  await admin.call('POST', '/1.0/projects', {
+    body: {
+      name,
+      config: {
+        'features.images': 'false',
+        'features.profiles': 'false',
+        'features.storage.volumes': 'false',
+        'features.networks': 'false',
+      },
+    },
+  });
+  admin.close();
+  return {
+    name,
+    remove: async () => {
+      const client = new IncusClient({ socketPath: INCUS_SOCKET, project: name });
+      try {
+        const urls = await client.call<string[]>('GET', '/1.0/instances');
+        for (const url of urls) {
+          const instance = nameOf(url);
+          await client
+            .call('PUT', `/1.0/instances/${instance}/state`, {
+              body: { action: 'stop', force: true },
+            })
+            .catch(() => {});
+          await client.call('DELETE', `/1.0/instances/${instance}`);
+        }
+        // The firewalls of its machines live on the shared bridge: detached and deleted too.
+        const firewall = new IncusBridgeFirewall(client, 'incusbr0');
+        for (const owner of await firewall.owners({ [PROJECT_KEY]: name })) {
+          await firewall.remove(`svc-${owner[MACHINE_ID_KEY]}`);
+        }
+        await client.call('DELETE', `/1.0/projects/${name}`);
+      } finally {
+        client.close();
+      }
+    },
+  };
 }

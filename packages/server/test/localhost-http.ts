@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import type { LookupFunction } from 'node:net';
 
 /** Resolves `*.localhost` to loopback as browsers do (the system resolver may not). */
-const localhostLookup: LookupFunction = (host, options, callback) => {
+export const localhostLookup: LookupFunction = (host, options, callback) => {
   if (!host.endsWith('.localhost')) return lookup(host, options, callback);
   if (options.all)
     return (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [

@@ -111,15 +111,15 @@ export async function signUpUser(
  * A test context on the real local compute driver (machines are processes on this host, under a
  * temporary directory). `close` also removes every machine it made, even after a failed test.
  */
-export async function createLocalTestContext(): Promise<
-  TestContext & { readonly driver: LocalComputeDriver }
-> {
+export async function createLocalTestContext(
+  options: { env?: Record<string, string> } = {},
+): Promise<TestContext & { readonly driver: LocalComputeDriver }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-local-'));
   const driver = new LocalComputeDriver(
     path.join(dir, 'machines'),
     createLogger({ logLevel: 'silent' }),
   );
-  const t = await createTestContext('pglite', { overrides: { compute: driver } });
+  const t = await createTestContext('pglite', { ...options, overrides: { compute: driver } });
   return {
     ...t,
     driver,

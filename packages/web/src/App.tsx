@@ -1,5 +1,6 @@
 import { BrowserRouter, Route, Routes } from 'react-router';
 import { AccountLayout, HomeRedirect } from './modules/AccountLayout.js';
+import { AgentLinkPage } from './pages/AgentLinkPage/AgentLinkPage.js';
 import { AgentPage } from './pages/AgentPage/AgentPage.js';
 import { AgentsPage } from './pages/AgentsPage/AgentsPage.js';
 import { AppsPage } from './pages/AppsPage/AppsPage.js';
@@ -25,6 +26,7 @@ export function App() {
         <Route path="sign-in" element={<SignInPage />} />
         <Route path="sign-up" element={<SignUpPage />} />
         <Route path="new-organization" element={<CreateOrganizationPage />} />
+        <Route path="agents/:id" element={<AgentLinkPage />} />
         <Route path="accounts/:slug" element={<AccountLayout />}>
           <Route index element={<AgentsPage />} />
           <Route path="agents" element={<AgentsPage />} />

@@ -1,11 +1,12 @@
+import { readAgentEnv } from '../agent-env.js';
 import { lazyAssets } from '../gateway/assets.js';
 import { CodeServer, findCodeServer } from '../gateway/code-server.js';
+import { agentDashboardUrl } from '../gateway/dashboard-link.js';
 import { GatewayAuth } from '../gateway/gateway-auth.js';
 import { createGatewayServer } from '../gateway/gateway-server.js';
 import type { CliIo } from '../main.js';
+import { CLI_VERSION } from '../version.js';
 import type { CliCommand } from './index.js';
-
-const VERSION = '0.1.0';
 
 /** `svc gateway`: the Agent's editor and terminal for the browser, until stopped. */
 export const gatewayCommand: CliCommand = {
@@ -31,9 +32,13 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   }
   const port = Number(options.port ?? io.env.SVC_GATEWAY_PORT ?? 8443);
   const host = options.host ?? io.env.SVC_GATEWAY_HOST ?? '0.0.0.0';
-  // Behind HTTPS (any address but loopback) the cookie is Secure and `__Host-` prefixed.
+  // The platform says in agent.env whether browsers reach the gateway over HTTPS (through its
+  // edge proxy); without a word, any address but loopback is taken to be behind HTTPS. Then the
+  // cookie is Secure and `__Host-` prefixed.
   const isLoopback = host === '127.0.0.1' || host === 'localhost';
-  const secureCookies = (io.env.SVC_GATEWAY_SECURE_COOKIES ?? String(!isLoopback)) === 'true';
+  const secure =
+    io.env.SVC_GATEWAY_SECURE_COOKIES ?? (await readAgentEnv(home)).SVC_GATEWAY_SECURE_COOKIES;
+  const secureCookies = (secure ?? String(!isLoopback)) === 'true';
   const codeServerBin =
     io.env.SVC_GATEWAY_BUILTIN_EDITOR === 'true' ? undefined : await findCodeServer(io.env);
   let codeServer: CodeServer | undefined;
@@ -42,8 +47,9 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
     env: io.env,
     auth: new GatewayAuth(io.env),
     assets: lazyAssets(),
-    version: VERSION,
+    version: CLI_VERSION,
     secureCookies,
+    dashboardUrl: () => agentDashboardUrl(io.env),
     // The editor is chosen per request, so code-server can join once it has started.
     get codeServer() {
       return codeServer;

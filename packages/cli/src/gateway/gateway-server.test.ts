@@ -7,6 +7,7 @@ import { gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CodeServer, findCodeServer } from './code-server.js';
+import { agentDashboardUrl } from './dashboard-link.js';
 import { GatewayAuth } from './gateway-auth.js';
 import { createGatewayServer } from './gateway-server.js';
 
@@ -60,6 +61,7 @@ describe('svc gateway', () => {
       version: 'test',
       secureCookies: false,
       recheckMs: 100,
+      dashboardUrl: () => agentDashboardUrl(env),
       codeServer: await CodeServer.start(found as string, home, env),
     });
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
@@ -98,6 +100,28 @@ describe('svc gateway', () => {
     for (const route of ['/_svc/', '/_svc/terminal', '/_svc/editor/', '/_svc/api/tree?path=']) {
       expect((await get(route, false)).status).toBe(401);
     }
+  });
+
+  it('sends a browser without the cookie to the dashboard to open the Agent, and one with it to /_svc/', async () => {
+    // No SVC_AGENT_ID in this home's agent.env: the id comes from the token.
+    const dashboard = `http://127.0.0.1:9/dashboard/agents/${agentId}?open=1`;
+    const page = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    const visit = (route: string, headers: Record<string, string>) =>
+      fetch(`${base}${route}`, { headers, redirect: 'manual' });
+    expect((await visit('/', page)).headers.get('location')).toBe(dashboard);
+    expect((await visit('/', {})).headers.get('location')).toBe(dashboard);
+    const signedIn = await visit('/', { ...page, cookie });
+    expect(signedIn.status).toBe(302);
+    expect(signedIn.headers.get('location')).toBe('/_svc/');
+    for (const route of ['/_svc/', '/_svc/terminal']) {
+      const res = await visit(route, page);
+      expect(res.status).toBe(302);
+      expect(res.headers.get('location')).toBe(dashboard);
+    }
+    // Scripts and the file API keep their 401; the rest of the site is the user's.
+    expect((await visit('/_svc/api/tree?path=', { accept: 'application/json' })).status).toBe(401);
+    expect((await visit('/index.html', page)).status).toBe(404);
+    expect((await fetch(`${base}/`, { method: 'POST', redirect: 'manual' })).status).toBe(404);
   });
 
   it('serves code-server under /_svc/editor/ with the prefix stripped, WebSockets included', async () => {

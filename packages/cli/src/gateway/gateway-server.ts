@@ -27,6 +27,11 @@ export interface GatewayOptions {
   readonly codeServer?: CodeServer | undefined;
   /** How often open sockets have their cookie checked again (default 30 s). */
   readonly recheckMs?: number;
+  /**
+   * The dashboard's page that opens this Agent (`agentDashboardUrl`): a browser without access
+   * is sent there, and comes back with a ticket. Without it such a browser gets a text answer.
+   */
+  readonly dashboardUrl?: () => Promise<string | undefined>;
 }
 
 const CROSS_ORIGIN = errorEnvelope('forbidden', { detail: 'cross-origin request refused' });
@@ -37,7 +42,8 @@ const RECHECK_MS = 30_000;
 
 /**
  * The Agent's gateway: under `/_svc/` its health, version, terminal and editor, for the holders
- * of a ticket or of the cookie it turns into; everything else is left for the user's own sites.
+ * of a ticket or of the cookie it turns into; `/` leads there (or, without the cookie, to the
+ * dashboard to open the Agent); everything else is left for the user's own sites.
  */
 export function createGatewayServer(options: GatewayOptions) {
   // `__Host-` keeps sibling subdomains from planting a cookie of the same name (HTTPS only).
@@ -57,6 +63,14 @@ export function createGatewayServer(options: GatewayOptions) {
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://gateway');
     const route = url.pathname;
+    const isRead = req.method === 'GET' || req.method === 'HEAD';
+    if (route === '/' && isRead) {
+      if (await options.auth.isAuthorized(req.headers.cookie, cookieName)) {
+        return redirect(res, `${GATEWAY_PREFIX}/`);
+      }
+      const dashboard = await options.dashboardUrl?.();
+      if (dashboard) return redirect(res, dashboard);
+    }
     if (!route.startsWith(`${GATEWAY_PREFIX}/`)) {
       return text(res, 404, 'Nothing is served here yet.\n');
     }
@@ -64,6 +78,9 @@ export function createGatewayServer(options: GatewayOptions) {
     if (route === `${GATEWAY_PREFIX}/version`) return json(res, 200, { version: options.version });
     if (route === `${GATEWAY_PREFIX}/open`) return open(url, res);
     if (!(await options.auth.isAuthorized(req.headers.cookie, cookieName))) {
+      // A person at a browser is sent to open the Agent; scripts and tools get the 401.
+      const dashboard = isRead && wantsPage(req) ? await options.dashboardUrl?.() : undefined;
+      if (dashboard) return redirect(res, dashboard);
       return text(res, 401, 'Unauthorized: open this Agent from the dashboard.\n');
     }
     const asset = route.startsWith(`${GATEWAY_PREFIX}/assets/`)
@@ -240,6 +257,14 @@ async function readBody(req: IncomingMessage): Promise<string> {
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** A browser navigating asks for HTML first; `fetch` and tools do not. */
+const wantsPage = (req: IncomingMessage) => (req.headers.accept ?? '').includes('text/html');
+
+const redirect = (res: ServerResponse, location: string) => {
+  res.writeHead(302, { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+  res.end();
+};
 
 const html = (res: ServerResponse, body: string) => {
   res.writeHead(200, PAGE_HEADERS);

@@ -2,11 +2,16 @@ import { Command } from 'commander';
 import { ConfigError } from '../config/config.js';
 import { type AdminOutcome, runAdmin } from './admin-client.js';
 import { adminCommands } from './commands.js';
+import { registerImageCommands } from './images.js';
 
 /** `npm run admin -- <command> [--option value]…`: see `runAdmin` for where it runs. */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('admin').description('Operator commands for the svc control plane');
   let outcome: AdminOutcome | undefined;
+  let scriptExit: number | undefined;
+  registerImageCommands(program, (code) => {
+    scriptExit = code;
+  });
   for (const [name, entry] of Object.entries(adminCommands)) {
     // "agent token" is the subcommand `token` of a group `agent`.
     const [group, sub] = name.split(' ');
@@ -33,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
     });
   }
   await program.parseAsync(argv, { from: 'user' });
+  if (scriptExit !== undefined) return scriptExit;
   if (!outcome) return 0;
   if ('error' in outcome) {
     const issues = (outcome.issues ?? []).map(

@@ -4,20 +4,26 @@ import type { Agent } from '@svc/contract';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
-import { createLocalTestContext, signUpUser } from '../../test/test-context.js';
+import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
+import { signUpUser } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 import type { LocalComputeDriver } from '../adapters/compute/local-compute-driver.js';
 
-describe('opening a local Agent in Chromium: terminal and editor through its gateway', () => {
-  let t: Awaited<ReturnType<typeof createLocalTestContext>>;
+describe("opening a local Agent in Chromium: terminal and editor through the service's edge", () => {
+  let server: EdgeServer;
+  let t: EdgeServer['t'];
   let driver: LocalComputeDriver;
   let browser: Browser;
   let agent: Agent;
+  let email: string;
 
   beforeAll(async () => {
-    t = await createLocalTestContext();
+    server = await startEdgeServer({ dashboard: true });
+    t = server.t;
     driver = t.driver;
-    await signUpUser(t.client);
+    ({
+      user: { email },
+    } = await signUpUser(t.client));
     const created = await t.client.post('/api/agents', {
       name: 'browser agent',
       size: 'small',
@@ -34,7 +40,7 @@ describe('opening a local Agent in Chromium: terminal and editor through its gat
   }, 90_000);
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
+    await server?.close();
   });
 
   it('types echo $HOME in the terminal, keeps the shell across a reload, and saves a file from the editor', async () => {
@@ -43,6 +49,8 @@ describe('opening a local Agent in Chromium: terminal and editor through its gat
     const page = await browser.newPage();
     const errors = watchErrors(page);
 
+    // The Agent's URL is on the service's own port: the edge carries the page and its sockets.
+    expect(new URL(url).host).toBe(`${agent.subdomain}.${new URL(server.baseUrl).host}`);
     await page.goto(url);
     expect(new URL(page.url()).pathname).toBe('/_svc/');
     await page.getByRole('link', { name: 'Terminal' }).click();
@@ -78,6 +86,46 @@ describe('opening a local Agent in Chromium: terminal and editor through its gat
     expect(await readFile(path.join(home, 'hello.txt'), 'utf8')).toBe(
       'hello from the agent\nedited in the browser',
     );
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
+
+  it("sends a browser without the Agent's cookie to the dashboard, which opens the Agent", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    const visited: string[] = [];
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) visited.push(frame.url());
+    });
+
+    // Signed out: the dashboard asks for a sign-in first.
+    await page.goto(agent.url);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in`);
+    expect(visited).toContain(`${server.baseUrl}/dashboard/agents/${agent.id}?open=1`);
+    // The dashboard's own 401 on /api/me is the only complaint.
+    expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+    errors.splice(0);
+
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+
+    // Signed in: the Agent's page opens it at once, with a fresh ticket, in this tab.
+    visited.splice(0);
+    await page.goto(agent.url);
+    await page.waitForURL(
+      (url) => url.host === new URL(agent.url).host && url.pathname === '/_svc/',
+    );
+    expect(
+      visited.some((url) => url.includes(`/agents/${agent.id}`) && url.includes('/accounts/')),
+    ).toBe(true);
+    await page.getByRole('link', { name: 'Terminal' }).waitFor();
+    await screenshot(page, 'gateway-opened-from-its-url');
+    // With the cookie now set, the Agent's URL leads straight into it.
+    await page.goto(agent.url);
+    await page.waitForURL((url) => url.pathname === '/_svc/');
+    expect(new URL(page.url()).host).toBe(new URL(agent.url).host);
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 });

@@ -1,16 +1,19 @@
 import type { Agent } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
 import { localRequest } from '../../test/localhost-http.js';
 import type { TestClient } from '../../test/test-client.js';
-import { createLocalTestContext, signUpUser } from '../../test/test-context.js';
+import { signUpUser } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 
 /**
  * The service hands a member a one-time link into an Agent's gateway; the gateway (the real
- * `svc gateway`, run by the local driver as the Agent's process) checks it without a database.
+ * `svc gateway`, run by the local driver as the Agent's process, reached through the service's
+ * edge) checks it without a database.
  */
 describe("an Agent's gateway: tickets from the service, checked by svc gateway", () => {
-  let t: Awaited<ReturnType<typeof createLocalTestContext>>;
+  let server: EdgeServer;
+  let t: EdgeServer['t'];
   let owner: TestClient;
   let orgId: string;
   let agent: Agent;
@@ -33,7 +36,8 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
   };
 
   beforeAll(async () => {
-    t = await createLocalTestContext();
+    server = await startEdgeServer();
+    t = server.t;
     owner = t.newClient();
     await signUpUser(owner);
     orgId = (await owner.post('/api/orgs', { name: 'Gw', slug: 'gateway-org' })).body.id;
@@ -41,7 +45,7 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
     [agent, other] = await Promise.all([running('gateway one'), running('gateway two')]);
   }, 90_000);
   afterAll(async () => {
-    await t?.close();
+    await server?.close();
   });
 
   const ticketFor = async (id: string, as = owner) => {
@@ -65,8 +69,8 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
       (r) => r.status,
     );
 
-  it("points the Agent's url at its gateway on a *.localhost port, and the link sets an HttpOnly cookie", async () => {
-    expect(agent.url).toMatch(new RegExp(`^http://${agent.subdomain}\\.localhost:\\d+/$`));
+  it("points the Agent's url at the service's port, and the link sets an HttpOnly cookie", async () => {
+    expect(agent.url).toBe(`http://${agent.subdomain}.${new URL(server.baseUrl).host}/`);
     const { url, expiresAt } = await ticketFor(agent.id);
     expect(new URL(url).origin).toBe(new URL(agent.url).origin);
     expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(61_000);
@@ -76,6 +80,14 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
     expect(await page(agent.url, res.cookie)).toBe(200);
     const health = await localRequest(new URL('/_svc/health', agent.url).toString());
     expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+    // Its URL itself leads into it with the cookie, and without it to the dashboard to open it.
+    expect(
+      (await localRequest(agent.url, { headers: { cookie: res.cookie as string } })).headers
+        .location,
+    ).toBe('/_svc/');
+    expect((await localRequest(agent.url)).headers.location).toBe(
+      `${server.baseUrl}/dashboard/agents/${agent.id}?open=1`,
+    );
   });
 
   it('refuses requests without a ticket or cookie, and reused, tampered, expired and other-Agent tickets', async () => {
@@ -110,7 +122,7 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
     expect((await t.newClient().post(`/api/agents/${agent.id}/gateway-ticket`)).status).toBe(401);
   });
 
-  it("turns away the old account's cookies after a transfer, and answers nothing after destroy", async () => {
+  it("turns away the old account's cookies after a transfer, and reaches no gateway after destroy", async () => {
     const before = await redeem((await ticketFor(agent.id)).url);
     expect(await page(agent.url, before.cookie)).toBe(200);
     const moved = await owner.post(`/api/agents/${agent.id}/transfer`, { targetAccountId: orgId });
@@ -125,6 +137,7 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
 
     await owner.delete(`/api/agents/${agent.id}`);
     await waitFor(async () => (await owner.get(`/api/agents/${agent.id}`)).status === 404, 15_000);
-    await expect(page(agent.url, after.cookie)).rejects.toThrow();
+    // The edge knows no Agent there any more.
+    expect(await page(agent.url, after.cookie)).toBe(404);
   });
 });

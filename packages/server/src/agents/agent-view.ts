@@ -22,10 +22,8 @@ export function toApiAgent(
     accountId: row.accountId,
     cohort: row.cohort,
     subdomain: row.subdomain,
-    // The local driver gives each Agent a loopback port; browsers resolve *.localhost there.
-    url: row.gatewayPort
-      ? `http://${row.subdomain}.localhost:${row.gatewayPort}/`
-      : `${origin.scheme}://${row.subdomain}.${origin.domain}/`,
+    // Every driver's Agents are served by the service's edge, which routes by this host.
+    url: `${origin.scheme}://${row.subdomain}.${origin.domain}/`,
     specs: SIZE_SPECS[row.size][row.region],
     statusReason: row.statusReason,
     createdAt: row.createdAt.toISOString(),

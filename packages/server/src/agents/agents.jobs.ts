@@ -26,9 +26,8 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       labels: { managedBy: 'svc', kind: 'agent', agentId: agent.id },
     }),
     // Out of provisioning, a clone's disk is copied or never will be: its source is free.
-    leftProvisioning: async (tx, agent, server) => {
+    leftProvisioning: async (tx, agent) => {
       await repo.releaseCloneSource(tx, agent.id);
-      if (server?.gatewayPort) await repo.setGatewayPort(tx, agent.id, server.gatewayPort);
     },
   }),
   defineJob({

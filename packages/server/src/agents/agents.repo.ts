@@ -61,5 +61,10 @@ export const claimCloneSource = (db: Executor, sourceId: string, cloneId: string
 export const releaseCloneSource = (db: Executor, cloneId: string) =>
   db.updateTable('agents').set({ cloningBy: null }).where('cloningBy', '=', cloneId).execute();
 
-export const setGatewayPort = (db: Executor, id: string, gatewayPort: number) =>
-  db.updateTable('agents').set({ gatewayPort }).where('id', '=', id).execute();
+/** The Agent a subdomain names, with only what the edge needs to route to it. */
+export const findAgentBySubdomain = (db: Executor, subdomain: string) =>
+  db
+    .selectFrom('agents')
+    .select(['id', 'state'])
+    .where('subdomain', '=', subdomain)
+    .executeTakeFirst();

@@ -48,6 +48,11 @@ export interface AgentsDeps {
   readonly agentOrigin: { readonly scheme: string; readonly domain: string };
   readonly provisionTimeoutMs: number;
   readonly hmacKey: Buffer;
+  /**
+   * Called once a move of the Agent has committed (stop, restart, destroy, transfer, …): the
+   * edge drops its cached route to the Agent's gateway in this process.
+   */
+  readonly forgetRoute?: (subdomain: string) => void;
 }
 
 export function createAgentsService(deps: AgentsDeps) {
@@ -229,7 +234,7 @@ export function createAgentsService(deps: AgentsDeps) {
      * hands the machine the new token (retried until it lands).
      */
     async transfer(userId: string, agentId: string, targetAccountId: string): Promise<Agent> {
-      return database.transaction(async (tx) => {
+      const moved = await database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
         const context = { membership, machine: AGENT, at: clock.now(), userId };
         const moved = await transferMachine(
@@ -243,6 +248,8 @@ export function createAgentsService(deps: AgentsDeps) {
         await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
         return toAgent(moved);
       });
+      deps.forgetRoute?.(moved.subdomain);
+      return moved;
     },
 
     /** A one-time link into a running Agent's gateway (editor and terminal), for its members. */
@@ -295,7 +302,7 @@ export function createAgentsService(deps: AgentsDeps) {
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
     async act(userId: string, agentId: string, action: MachineMoveAction): Promise<Agent> {
-      return database.transaction(async (tx) => {
+      const moved = await database.transaction(async (tx) => {
         const agent = await requireAgent(tx, userId, agentId);
         const context = { jobs, machine: AGENT, at: clock.now(), userId };
         const moved = await applyMove(tx, context, agent, action, {
@@ -305,6 +312,9 @@ export function createAgentsService(deps: AgentsDeps) {
         });
         return toAgent(moved);
       });
+      // After the commit: a request resolving the route now reads the new state.
+      deps.forgetRoute?.(moved.subdomain);
+      return moved;
     },
   };
 }

@@ -131,6 +131,9 @@ describe('loadConfig', () => {
       network: 'incusbr0',
       storagePool: 'default',
       sizeFactor: 1,
+      instanceType: 'container',
+      agentImage: 'svc-agent',
+      cliBuildDir: expect.stringMatching(/packages\/cli\/dist$/),
     });
     const custom = loadConfig({
       COMPUTE_DRIVER: 'incus',
@@ -139,6 +142,8 @@ describe('loadConfig', () => {
       INCUS_NETWORK: 'svcbr0',
       INCUS_STORAGE_POOL: 'fast',
       INCUS_SIZE_FACTOR: '0.25',
+      INCUS_AGENT_IMAGE: 'agent-2',
+      INCUS_INSTANCE_TYPE: 'virtual-machine',
     }).config.compute;
     expect(custom).toEqual({
       driver: 'incus',
@@ -147,6 +152,9 @@ describe('loadConfig', () => {
       network: 'svcbr0',
       storagePool: 'fast',
       sizeFactor: 0.25,
+      instanceType: 'virtual-machine',
+      agentImage: 'agent-2',
+      cliBuildDir: expect.any(String),
     });
     for (const factor of ['0', '-1', '2', 'half']) {
       expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_SIZE_FACTOR: factor })).toThrow(
@@ -154,6 +162,25 @@ describe('loadConfig', () => {
       );
     }
     expect(() => loadConfig({ COMPUTE_DRIVER: 'kvm' })).toThrow(/COMPUTE_DRIVER/);
+    expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_URL: 'http://incus:8443' })).toThrow(
+      /INCUS_URL/,
+    );
+    expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_URL: 'https://incus:8443' })).toThrow(
+      /INCUS_CLIENT_CERT, INCUS_CLIENT_KEY: required when INCUS_URL is set/,
+    );
+    const remote = loadConfig({
+      COMPUTE_DRIVER: 'incus',
+      INCUS_URL: 'https://incus.example:8443',
+      INCUS_CLIENT_CERT: '/etc/svc/incus.crt',
+      INCUS_CLIENT_KEY: '/etc/svc/incus.key',
+    }).config.compute;
+    expect(remote).toMatchObject({
+      remote: {
+        url: 'https://incus.example:8443',
+        clientCertFile: '/etc/svc/incus.crt',
+        clientKeyFile: '/etc/svc/incus.key',
+      },
+    });
   });
 
   it('parses key rings and never puts key material in messages', () => {

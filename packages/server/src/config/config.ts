@@ -5,6 +5,8 @@ import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './sec
 
 /** Where `npm run build -w @svc/web` puts the dashboard, from this file's place in the repo. */
 const DEFAULT_DASHBOARD_DIR = path.join(import.meta.dirname, '../../../web/dist');
+/** Where `npm run build:cli` puts the one-file `svc`. */
+const DEFAULT_CLI_BUILD_DIR = path.join(import.meta.dirname, '../../../cli/dist');
 
 export type DatabaseConfig =
   | { readonly kind: 'pglite'; readonly dataDir: string }
@@ -20,19 +22,33 @@ export type ObjectStoreConfig =
       readonly forcePathStyle: boolean;
     };
 
-/** What one publish may declare; `complete` holds the tarball's contents to the same list. */
 /** Where machines run: the local driver's directories, or Incus instances on its socket. */
 export type ComputeConfig =
   | { readonly driver: 'local' }
   | {
       readonly driver: 'incus';
       readonly socketPath: string;
+      /** A remote server or cluster (`INCUS_URL`), its client certificate and key files. */
+      readonly remote?: IncusRemoteFiles;
       readonly project: string;
       readonly network: string;
       readonly storagePool: string;
       readonly sizeFactor: number;
+      /** What Plain VMs are (Agents are always containers). */
+      readonly instanceType: 'container' | 'virtual-machine';
+      readonly agentImage: string;
+      /** The one-file `svc` build (`npm run build:cli`) Agents get at their start. */
+      readonly cliBuildDir: string;
     };
 
+export interface IncusRemoteFiles {
+  readonly url: string;
+  readonly clientCertFile: string;
+  readonly clientKeyFile: string;
+  readonly serverCertFile?: string;
+}
+
+/** What one publish may declare; `complete` holds the tarball's contents to the same list. */
 export interface BundleLimits {
   readonly maxFileBytes: number;
   readonly maxTotalBytes: number;
@@ -62,7 +78,10 @@ export interface Config {
      * is the entry that many from the right; entries left of it are whatever the client sent.
      */
     readonly trustedProxyHops: number;
-    /** Where an Agent's gateway is served on cloud drivers: `<scheme>://<subdomain>.<domain>/`. */
+    /**
+     * Agents' URLs, `<scheme>://<subdomain>.<domain>/` for every driver: hosts the service's edge
+     * answers itself, proxying them to each Agent's gateway.
+     */
     readonly agentOrigin: { readonly scheme: 'http' | 'https'; readonly domain: string };
     /** The built dashboard (`npm run build`), served at `/` and `/dashboard/`. */
     readonly dashboardDir: string;
@@ -136,6 +155,9 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
   if (Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
     problems.push('S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: set both or neither');
   }
+  if (env.INCUS_URL && (!env.INCUS_CLIENT_CERT || !env.INCUS_CLIENT_KEY)) {
+    problems.push('INCUS_CLIENT_CERT, INCUS_CLIENT_KEY: required when INCUS_URL is set');
+  }
   for (const provider of ['SUITE', 'CODE', 'MUSIC'] as const) {
     if (env[`${provider}_CLIENT_ID`] && !env[`${provider}_CLIENT_SECRET`]) {
       problems.push(`${provider}_CLIENT_SECRET: required when ${provider}_CLIENT_ID is set`);
@@ -173,10 +195,23 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
         ? {
             driver: 'incus',
             socketPath: env.INCUS_SOCKET,
+            ...(env.INCUS_URL &&
+              env.INCUS_CLIENT_CERT &&
+              env.INCUS_CLIENT_KEY && {
+                remote: {
+                  url: env.INCUS_URL,
+                  clientCertFile: env.INCUS_CLIENT_CERT,
+                  clientKeyFile: env.INCUS_CLIENT_KEY,
+                  ...(env.INCUS_SERVER_CERT && { serverCertFile: env.INCUS_SERVER_CERT }),
+                },
+              }),
             project: env.INCUS_PROJECT,
             network: env.INCUS_NETWORK,
             storagePool: env.INCUS_STORAGE_POOL,
             sizeFactor: env.INCUS_SIZE_FACTOR,
+            instanceType: env.INCUS_INSTANCE_TYPE,
+            agentImage: env.INCUS_AGENT_IMAGE,
+            cliBuildDir: DEFAULT_CLI_BUILD_DIR,
           }
         : { driver: 'local' },
     objectStore:

@@ -45,12 +45,23 @@ export const EnvSchema = z.object({
   COMPUTE_DRIVER: z.enum(['local', 'incus']).default('local'),
   /** The Incus daemon's Unix socket (`COMPUTE_DRIVER=incus`). */
   INCUS_SOCKET: z.string().min(1).default('/var/lib/incus/unix.socket'),
+  /** A remote Incus server or cluster (`https://host:8443`) instead of the socket. */
+  INCUS_URL: optional.pipe(z.url({ protocol: /^https$/, error: 'an https:// URL' }).optional()),
+  /** With INCUS_URL: files holding the client certificate and key (PEM) the server trusts. */
+  INCUS_CLIENT_CERT: optional,
+  INCUS_CLIENT_KEY: optional,
+  /** With INCUS_URL: the server's own certificate (PEM file), trusted alone. */
+  INCUS_SERVER_CERT: optional,
   INCUS_PROJECT: z.string().min(1).default('default'),
   /** The managed bridge machines are attached to; their firewalls are ACLs on it. */
   INCUS_NETWORK: z.string().min(1).default('incusbr0'),
   INCUS_STORAGE_POOL: z.string().min(1).default('default'),
   /** Scales the size table's CPU, memory and disk down for small development hosts. */
   INCUS_SIZE_FACTOR: z.coerce.number().gt(0).max(1).default(1),
+  /** Plain VMs as system containers, or as virtual machines where the hosts have KVM. */
+  INCUS_INSTANCE_TYPE: z.enum(['container', 'virtual-machine']).default('container'),
+  /** The image Agents boot (`npm run admin -- images build` makes it). */
+  INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
   OBJECT_STORE: z.enum(['fs', 's3']).default('fs'),
   S3_BUCKET: optional,
   S3_REGION: optional,

@@ -86,8 +86,6 @@ export interface AgentsTable {
   /** On a clone source while its disk is copied: the clone's id. */
   cloningBy: string | null;
   cloneSourceId: string | null;
-  /** The gateway's port when the driver gives each Agent its own (local). */
-  gatewayPort: Generated<number | null>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }

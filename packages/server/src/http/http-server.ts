@@ -1,7 +1,13 @@
-import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { type ErrorCode, type ErrorEnvelope, errorStatus } from '@svc/contract';
 
 /**
@@ -20,20 +26,40 @@ const PRE_APP_ERRORS: Readonly<Record<string, ErrorCode>> = {
 type Fetch = (request: Request, env: unknown) => Response | Promise<Response>;
 
 /**
- * The app on Node's HTTP server (@hono/node-server), with two things Node does not do for it:
- * requests Node refuses itself (oversized headers, malformed HTTP, a request that takes too long
- * to arrive) get the JSON error envelope too, and a connection the service closes (after a
- * `Connection: close` answer such as a 413) is closed without losing the answer.
+ * Hosts answered before the app sees them (the Agents' edge proxy): the part that claims a
+ * request by its `Host` gets it, WebSocket upgrades included, as Node's raw request and response.
+ */
+export interface HostRoute {
+  /** Whether the request is this route's (decided from its headers alone, synchronously). */
+  claims(req: IncomingMessage): boolean;
+  request(req: IncomingMessage, res: ServerResponse): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+/**
+ * The app on Node's HTTP server (@hono/node-server's request listener), with what Node does not
+ * do for it: requests Node refuses itself (oversized headers, malformed HTTP, a request that takes
+ * too long to arrive) get the JSON error envelope too, and a connection the service closes (after
+ * a `Connection: close` answer such as a 413) is closed without losing the answer. A `front`
+ * route answers the hosts it claims instead of the app; upgrades go to it alone (the app has no
+ * WebSockets: an upgrade it does not claim reaches the app as an ordinary request).
  */
 export function startHttpServer(
   app: { fetch: Fetch },
   options: { readonly port: number; readonly host: string },
   onListening?: (info: AddressInfo) => void,
+  front?: HostRoute,
 ): Server {
-  const server = serve(
-    { fetch: app.fetch, port: options.port, hostname: options.host },
-    onListening,
-  ) as Server<typeof IncomingMessage, typeof ServerResponse>;
+  const toApp = getRequestListener(app.fetch, { hostname: options.host });
+  const server = createServer(
+    { shouldUpgradeCallback: (req) => front?.claims(req) ?? false },
+    (req, res) => {
+      if (front?.claims(req)) front.request(req, res);
+      else void toApp(req, res);
+    },
+  );
+  if (front) server.on('upgrade', (req, socket, head) => front.upgrade(req, socket, head));
+  server.listen(options.port, options.host, () => onListening?.(server.address() as AddressInfo));
   server.on('clientError', answerClientError);
   // The request a connection is on, so closing it can drain that request's unread body.
   const requests = new WeakMap<Duplex, IncomingMessage>();

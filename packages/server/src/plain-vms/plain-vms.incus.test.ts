@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INCUS_SOCKET, requireIncus } from '../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -15,19 +15,25 @@ import { waitFor } from '../../test/wait.js';
 
 const BRIDGE_HOST = '10.77.0.1/32';
 
-describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (kind) => {
+describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (kind) => {
   let t: TestContext;
   let client: TestClient;
   let dir: string;
   let key: { file: string; publicLine: string };
   let vmId: string | undefined;
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
 
   beforeAll(async () => {
-    requireIncus();
+    project = await createIncusProject();
     dir = await mkdtemp(path.join(tmpdir(), 'svc-incus-api-'));
     key = await keyPair(dir, 'laptop');
     t = await createTestContext(kind, {
-      env: { COMPUTE_DRIVER: 'incus', INCUS_SOCKET, INCUS_SIZE_FACTOR: '0.25' },
+      env: {
+        COMPUTE_DRIVER: 'incus',
+        INCUS_SOCKET,
+        INCUS_PROJECT: project.name,
+        INCUS_SIZE_FACTOR: '0.25',
+      },
       // No stand-in: the context makes the driver the environment names.
       overrides: { compute: undefined },
     });
@@ -38,6 +44,7 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (ki
   afterAll(async () => {
     if (vmId) await t?.ctx.compute.deleteServer(vmId);
     await t?.close();
+    await project?.remove();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -92,6 +99,26 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 120_000 }, (ki
       fromHere.body.rules,
     );
     expect(await run('hostname')).toEqual({ code: 0, stdout: 'svc-api-box\n' });
+
+    // The lifecycle's moves on the real machine: each allowed one lands in its state and the
+    // machine's power follows; a move its state does not allow is refused and changes nothing.
+    const settle = (status: string) =>
+      waitFor(async () => (await detail(id)).status === status, 90_000, status);
+    const power = async () => (await t.ctx.compute.getServer(id))?.status;
+    expect((await client.post(`/api/plain-vms/${id}/start`)).status).toBe(409);
+    expect((await client.post(`/api/plain-vms/${id}/stop`)).body.status).toBe('stopping');
+    await settle('stopped');
+    expect(await power()).toBe('off');
+    expect((await client.post(`/api/plain-vms/${id}/restart`)).status).toBe(409);
+    expect((await client.post(`/api/plain-vms/${id}/start`)).body.status).toBe('starting');
+    await settle('running');
+    expect(await power()).toBe('running');
+    await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh after start');
+    expect((await run('touch /dev/shm/booted && echo ok')).stdout).toBe('ok\n');
+    expect((await client.post(`/api/plain-vms/${id}/restart`)).body.status).toBe('restarting');
+    await settle('running');
+    await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh after restart');
+    expect((await run('test -e /dev/shm/booted || echo rebooted')).stdout).toBe('rebooted\n');
 
     expect((await client.delete(`/api/plain-vms/${id}`)).body.status).toBe('destroying');
     await waitFor(async () => (await client.get(`/api/plain-vms/${id}`)).status === 404, 60_000);

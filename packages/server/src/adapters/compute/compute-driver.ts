@@ -9,8 +9,8 @@ export interface ServerInfo {
   readonly ipv6?: string;
   /** Where its SSH server answers (Plain VMs). */
   readonly ssh?: { readonly host: string; readonly port: number };
-  /** The loopback port of an Agent's gateway, when each server has its own (local driver). */
-  readonly gatewayPort?: number;
+  /** Agents: where the service (its edge proxy) reaches the machine's gateway (`svc gateway`). */
+  readonly gateway?: { readonly host: string; readonly port: number };
 }
 
 /** Who may log in to a Plain VM: its default user with these keys or this password. */
@@ -62,6 +62,11 @@ export interface ComputeDriver {
   setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]>;
   /** The server's firewall rules as the provider has them; `undefined` if it has no server. */
   getFirewall(id: string): Promise<FirewallRule[] | undefined>;
+  /**
+   * The service's URL as its machines reach it, where that differs from the public one (a
+   * loopback public URL on one host, which inside a machine is the machine itself). Optional.
+   */
+  machineServiceUrl?(publicUrl: string): string;
   /** Starts the driver's own background work, in processes that run jobs (optional). */
   start?(): void;
   /** Releases what the driver holds in this process (not the servers). */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import type { Logger } from '../../logger.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
+import { AGENT_ENV_PATH, agentEnvFile } from './agent-env-file.js';
 import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
 import {
   freePort,
@@ -269,20 +270,15 @@ const info = (record: MachineRecord): ServerInfo => ({
   status: record.status,
   labels: record.labels,
   ...(record.sshPort && { ipv4: LOOPBACK, ssh: { host: LOOPBACK, port: record.sshPort } }),
-  ...(record.gatewayPort && { gatewayPort: record.gatewayPort }),
+  ...(record.gatewayPort && { gateway: { host: LOOPBACK, port: record.gatewayPort } }),
 });
 
 /** `home/.crabglamp/agent.env`, mode 600: how `svc` on the machine finds the service. */
 async function writeAgentEnv(home: string, env: Readonly<Record<string, string>>) {
-  await mkdir(path.join(home, '.crabglamp'), { recursive: true });
-  const file = path.join(home, '.crabglamp/agent.env');
-  await writeFile(file, envFile(env), { mode: 0o600 });
+  const file = path.join(home, AGENT_ENV_PATH);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, agentEnvFile(env), { mode: 0o600 });
 }
-
-const envFile = (env: Readonly<Record<string, string>>) =>
-  `${Object.entries(env)
-    .map(([key, value]) => `${key}=${value}`)
-    .join('\n')}\n`;
 
 /** True when `pid` is alive and is this machine's process (not a reused pid). */
 function isOurs(pid: number | undefined, id: string): boolean {

@@ -1,6 +1,7 @@
 import { type Agent, canApply, type MachineAction } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useEffect, useRef, useState } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError } from '../../api/client.js';
 import {
   agentActionMutation,
@@ -54,6 +55,29 @@ function AgentDetail({ agent }: { agent: Agent }) {
   });
   const can = (action: MachineAction) => canApply(action, agent.status);
 
+  // `?open=1` (the Agent's own URL sends a browser without access here): open it in this tab at
+  // once. Asked once, then dropped from the URL, so a reload or Back does not open it again.
+  const [searchParams, setSearchParams] = useSearchParams();
+  const openAsked = useRef(false);
+  const [openRefusedIn, setOpenRefusedIn] = useState<string>();
+  const wantsOpen = searchParams.get('open') === '1';
+  useEffect(() => {
+    if (!wantsOpen || openAsked.current) return;
+    openAsked.current = true;
+    setSearchParams(
+      (params) => {
+        params.delete('open');
+        return params;
+      },
+      { replace: true },
+    );
+    if (!canApply('open', agent.status)) {
+      setOpenRefusedIn(agent.status);
+      return;
+    }
+    open.mutate(undefined, { onSuccess: ({ url }) => window.location.replace(url) });
+  }, [wantsOpen, agent.status, open, setSearchParams]);
+
   const openAgent = () => {
     // Opened now, inside the click, so no popup blocker stops it; pointed at the ticket after.
     const tab = window.open('about:blank', '_blank');
@@ -101,6 +125,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
           {open.isPending ? 'Opening…' : 'Open'}
         </button>
       </LifecycleButtons>
+      {openRefusedIn && <p role="status">The Agent is {openRefusedIn}: start it, then open it.</p>}
       <ErrorMessage error={action.error ?? open.error} />
 
       <h2>Billing</h2>

@@ -21,6 +21,8 @@ interface Faults {
   inUseDeletes?: number;
 }
 
+/** The identity an ACL carries (what the driver passes: `ownerConfig`). */
+const OWNER = { 'user.svc.machine-id': 'a' };
 const ok = { type: 'sync', status_code: 200 };
 
 async function standInNetwork(faults: Faults) {
@@ -111,13 +113,13 @@ afterEach(async () => {
 const attached = (config: Record<string, string>) => (config['security.acls'] ?? '').split(',');
 
 describe('IncusBridgeFirewall', () => {
-  it('attaches a machine’s ACL beside the others, with egress allowed and unmatched ingress dropped', async () => {
+  it('attaches a machine’s ACL beside the others, unmatched traffic dropped both ways', async () => {
     const net = await standInNetwork({});
     close = net.close;
-    await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
+    await net.firewall.replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES);
     expect(net.config).toMatchObject({
       'security.acls': 'svc-other,svc-a',
-      'security.acls.default.egress.action': 'allow',
+      'security.acls.default.egress.action': 'drop',
       'security.acls.default.ingress.action': 'drop',
     });
     expect(await net.firewall.read('svc-a')).toEqual(DEFAULT_FIREWALL_RULES);
@@ -127,14 +129,14 @@ describe('IncusBridgeFirewall', () => {
   it('reads the list again after a stale ETag and keeps the other writer’s change', async () => {
     const net = await standInNetwork({ concurrentListAt: { patch: 1, list: 'svc-other,svc-b' } });
     close = net.close;
-    await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
+    await net.firewall.replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES);
     expect(attached(net.config)).toEqual(['svc-other', 'svc-b', 'svc-a']);
   });
 
   it('writes again when a read-back shows its change was undone by a concurrent writer', async () => {
     const net = await standInNetwork({ lostPatch: 1 });
     close = net.close;
-    await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
+    await net.firewall.replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES);
     expect(attached(net.config)).toEqual(['svc-other', 'svc-a']);
     expect(net.patches()).toBe(2);
   });
@@ -142,7 +144,7 @@ describe('IncusBridgeFirewall', () => {
   it('reports no rules for an ACL that is not on the bridge (it enforces nothing)', async () => {
     const net = await standInNetwork({});
     close = net.close;
-    await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
+    await net.firewall.replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES);
     net.config['security.acls'] = 'svc-other';
     expect(await net.firewall.read('svc-a')).toEqual([]);
   });
@@ -154,7 +156,7 @@ describe('IncusBridgeFirewall', () => {
     net.acls.set('svc-lock-incusbr0', lock(Date.now() + 60_000));
     let isDone = false;
     const change = net.firewall
-      .replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES)
+      .replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES)
       .then(() => {
         isDone = true;
       });
@@ -176,7 +178,7 @@ describe('IncusBridgeFirewall', () => {
   it('detaches and deletes again when the ACL was put back on the bridge meanwhile', async () => {
     const net = await standInNetwork({ inUseDeletes: 2 });
     close = net.close;
-    await net.firewall.replace('svc-a', 'a', '10.77.0.5', DEFAULT_FIREWALL_RULES);
+    await net.firewall.replace('svc-a', OWNER, '10.77.0.5', DEFAULT_FIREWALL_RULES);
     await net.firewall.remove('svc-a');
     expect(attached(net.config)).toEqual(['svc-other']);
     expect(net.acls.has('svc-a')).toBe(false);

@@ -1,7 +1,7 @@
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
-import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
+import { type AclRule, egressRules, fromAclRules, toAclRules } from './incus-firewall.js';
 import { MACHINE_ID_KEY } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
@@ -10,6 +10,8 @@ interface Network {
 }
 
 interface Acl {
+  readonly name: string;
+  readonly config: Record<string, string>;
   readonly ingress: AclRule[];
 }
 
@@ -60,6 +62,18 @@ export class IncusBridgeFirewall {
     );
   }
 
+  /**
+   * Runs an instance operation under the firewall lock. Incus applies the bridge's whole
+   * ruleset, from what its database holds at that moment, also when an instance's interface
+   * comes or goes or its devices change; one of those beside an ACL change (another process's)
+   * can write the ruleset from a read older than the ACL's commit, and the change is lost from
+   * nftables though Incus still lists it (seen: a machine's new rules not enforced, then the
+   * previous ones enforced after the next change).
+   */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    return this.#queue.run('firewall', () => this.#lock.run(task));
+  }
+
   /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */
   async bridgeCidr(): Promise<string> {
     if (this.#bridgeCidr) return this.#bridgeCidr;
@@ -72,18 +86,22 @@ export class IncusBridgeFirewall {
     return cidr;
   }
 
-  /** Sets the machine's rules (making its ACL and attaching it to the bridge when missing). */
+  /**
+   * Sets the machine's rules (making its ACL and attaching it to the bridge when missing).
+   * `owner` is the machine's identity config (id, kind, labels, project), which the ACL carries
+   * too, so an ACL whose instance is gone is still found and removed as its machine's.
+   */
   async replace(
     name: string,
-    machineId: string,
+    owner: Readonly<Record<string, string>>,
     address: string,
     rules: readonly FirewallRule[],
   ): Promise<void> {
     const acl = {
-      description: `firewall of machine ${machineId}`,
-      config: { [MACHINE_ID_KEY]: machineId },
+      description: `firewall of machine ${owner[MACHINE_ID_KEY]}`,
+      config: owner,
       ingress: toAclRules(rules, address),
-      egress: [],
+      egress: egressRules(address, await this.bridgeCidr()),
     };
     await this.#locked(async () => {
       try {
@@ -99,12 +117,12 @@ export class IncusBridgeFirewall {
   /** Makes sure the machine has an ACL on the bridge, keeping the rules it has. */
   async ensure(
     name: string,
-    machineId: string,
+    owner: Readonly<Record<string, string>>,
     address: string,
     rules: readonly FirewallRule[] = DEFAULT_FIREWALL_RULES,
   ): Promise<void> {
     if ((await this.read(name)) === undefined) {
-      return this.replace(name, machineId, address, rules);
+      return this.replace(name, owner, address, rules);
     }
     await this.#locked(() =>
       this.#changeBridge((names) => (names.includes(name) ? names : [...names, name])),
@@ -124,6 +142,17 @@ export class IncusBridgeFirewall {
       throw error;
     }
     return (await this.#attached()).includes(name) ? fromAclRules(acl.ingress) : [];
+  }
+
+  /** The identity config of every machine ACL whose config matches `filter`. */
+  async owners(filter: Readonly<Record<string, string>>): Promise<Record<string, string>[]> {
+    const acls = await this.client.call<Acl[]>('GET', '/1.0/network-acls', {
+      query: { recursion: '1' },
+    });
+    return acls
+      .map((acl) => acl.config ?? {})
+      .filter((config) => config[MACHINE_ID_KEY] !== undefined)
+      .filter((config) => Object.entries(filter).every(([key, value]) => config[key] === value));
   }
 
   /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */
@@ -163,9 +192,10 @@ export class IncusBridgeFirewall {
       const current = (metadata.config[ACLS] ?? '').split(',').filter(Boolean);
       const config: Record<string, string> = {
         [ACLS]: change(current).join(','),
-        // Without these, once an ACL is set, machines could not send (egress defaults to
-        // reject) and traffic no rule names would be rejected rather than silently dropped.
-        'security.acls.default.egress.action': 'allow',
+        // Traffic no rule names is dropped silently, not rejected: ingress a machine's
+        // firewall does not allow, and egress but what each ACL's `egressRules` let out (so a
+        // neighbour reaches a machine only through that machine's own rules).
+        'security.acls.default.egress.action': 'drop',
         'security.acls.default.ingress.action': 'drop',
       };
       if (Object.entries(config).every(([key, value]) => (metadata.config[key] ?? '') === value)) {

@@ -72,7 +72,7 @@ describe('IncusClient', () => {
     const failure = await failureOf(client.call('POST', '/1.0/instances', { body: {} }));
     expect(failure).toBeInstanceOf(IncusError);
     expect(failure.message).toBe(
-      `Incus at ${socketPath}: POST /1.0/instances: Failed creating instance: no space`,
+      `Incus at unix socket ${socketPath}: POST /1.0/instances: Failed creating instance: no space`,
     );
     expect(await client.call('PUT', '/1.0/instances/svc-a/state', { body: {} })).toEqual({
       done: true,
@@ -94,7 +94,7 @@ describe('IncusClient', () => {
     expect(failure).toBeInstanceOf(IncusError);
     expect(failure.status).toBe(404);
     expect(failure.message).toBe(
-      `Incus at ${socketPath}: PUT /1.0/instances/svc-b: Instance not found`,
+      `Incus at unix socket ${socketPath}: PUT /1.0/instances/svc-b: Instance not found`,
     );
     expect(failure.message).not.toContain('do-not-print');
   });

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 
 // No npm client: the ones published are unmaintained or pull axios/request, and the REST API is
 // a handful of JSON calls over a Unix socket.
@@ -6,8 +7,20 @@ import http from 'node:http';
 /** How long one asynchronous operation may run before waiting for it fails. */
 const DEFAULT_OPERATION_TIMEOUT_S = 120;
 
+/** A remote Incus server or cluster: its HTTPS API, with a client certificate it trusts. */
+export interface IncusRemote {
+  readonly url: string;
+  /** PEM of the client certificate and its key (`incus config trust add-certificate`). */
+  readonly cert: string;
+  readonly key: string;
+  /** PEM of the server's certificate (self-signed, as Incus makes them), to trust it alone. */
+  readonly serverCert?: string;
+}
+
 export interface IncusClientOptions {
+  /** The local daemon's Unix socket, unless `remote` is given. */
   readonly socketPath: string;
+  readonly remote?: IncusRemote;
   /** Every request is scoped to this Incus project. */
   readonly project: string;
   readonly operationTimeoutS?: number;
@@ -25,15 +38,30 @@ export class IncusError extends Error {
   }
 }
 
-/** The socket itself could not be reached (daemon not running, wrong path, no permission). */
+/** The daemon could not be reached (not running, wrong path or URL, no permission, TLS refused). */
 export class IncusUnreachableError extends Error {
   override name = 'IncusUnreachableError';
-  constructor(socketPath: string, cause: NodeJS.ErrnoException) {
+  constructor(where: string, cause: NodeJS.ErrnoException) {
     super(
-      `Incus is unreachable at unix socket ${socketPath} (${cause.code ?? cause.message}); is incusd running? (npm run incus:setup)`,
+      `Incus is unreachable at ${where} (${cause.code ?? cause.message}); is incusd running? (npm run incus:setup)`,
     );
   }
 }
+
+/** Network and TLS faults that mean the daemon is not there for us (not a failed call). */
+const UNREACHABLE = new Set([
+  'ENOENT',
+  'ECONNREFUSED',
+  'EACCES',
+  'ENOTSOCK',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 export interface IncusRequest {
   readonly body?: unknown;
@@ -41,6 +69,19 @@ export interface IncusRequest {
   readonly raw?: Buffer | string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly query?: Readonly<Record<string, string>>;
+}
+
+/** Owner and mode of a file or directory written inside an instance. */
+export interface FileOwner {
+  readonly uid: number;
+  readonly gid: number;
+  readonly mode: number;
+}
+
+/** What the driver needs to know of the server it talks to. */
+export interface ServerFacts {
+  /** Instances are placed on cluster members: a region is a cluster group. */
+  readonly isClustered: boolean;
 }
 
 export interface IncusResponse<T> {
@@ -64,13 +105,46 @@ interface Operation {
 
 /** JSON over the Incus REST API (`/1.0/...`) on its Unix socket; operations are awaited. */
 export class IncusClient {
-  readonly #agent = new http.Agent({ keepAlive: true });
+  readonly #agent: http.Agent;
 
-  constructor(readonly options: IncusClientOptions) {}
+  constructor(readonly options: IncusClientOptions) {
+    const remote = options.remote;
+    this.#agent = remote
+      ? new https.Agent({
+          keepAlive: true,
+          cert: remote.cert,
+          key: remote.key,
+          // Incus servers present self-signed certificates: trust exactly the one given, whose
+          // name is rarely the host's; without one, the system's CAs (a server behind a real CA).
+          ...(remote.serverCert && {
+            ca: remote.serverCert,
+            checkServerIdentity: () => undefined,
+          }),
+        })
+      : new http.Agent({ keepAlive: true });
+  }
 
-  /** Whether the daemon answers (`GET /1.0`); throws `IncusUnreachableError` when not. */
-  async ping(): Promise<void> {
-    await this.call('GET', '/1.0');
+  /** Where the daemon is, for messages: its socket or its URL. */
+  get location(): string {
+    return this.options.remote ? this.options.remote.url : `unix socket ${this.options.socketPath}`;
+  }
+
+  /**
+   * Whether the daemon answers (`GET /1.0`; `IncusUnreachableError` when not) and trusts us, and
+   * what the driver needs to know of it.
+   */
+  async ping(): Promise<ServerFacts> {
+    const server = await this.call<{
+      auth?: string;
+      environment?: { server_clustered?: boolean };
+    }>('GET', '/1.0');
+    // A remote server answers `GET /1.0` to anyone, with `auth: untrusted` for a stranger.
+    if (this.options.remote && server.auth !== 'trusted') {
+      throw new Error(
+        `Incus at ${this.location} does not trust this client certificate (INCUS_CLIENT_CERT): add it there with \`incus config trust add-certificate\``,
+      );
+    }
+    return { isClustered: server.environment?.server_clustered === true };
   }
 
   /**
@@ -94,19 +168,32 @@ export class IncusClient {
   }
 
   /** Writes a file inside an instance through the file API (never through the host's disk). */
-  async pushFile(
+  pushFile(
     instance: string,
     filePath: string,
     content: Buffer | string,
-    owner: { readonly uid: number; readonly gid: number; readonly mode: number },
+    owner: FileOwner,
   ): Promise<void> {
+    return this.#write(instance, filePath, owner, content);
+  }
+
+  /** Makes a directory inside an instance (its parent must exist; an existing one is fine). */
+  makeDirectory(instance: string, directoryPath: string, owner: FileOwner): Promise<void> {
+    return this.#write(instance, directoryPath, owner);
+  }
+
+  async #write(instance: string, filePath: string, owner: FileOwner, content?: Buffer | string) {
     await this.call('POST', `/1.0/instances/${encodeURIComponent(instance)}/files`, {
       query: { path: filePath },
-      raw: content,
+      ...(content !== undefined && { raw: content }),
       headers: {
-        'Content-Type': 'application/octet-stream',
-        'X-Incus-type': 'file',
-        'X-Incus-write': 'overwrite',
+        ...(content === undefined
+          ? { 'X-Incus-type': 'directory' }
+          : {
+              'Content-Type': 'application/octet-stream',
+              'X-Incus-type': 'file',
+              'X-Incus-write': 'overwrite',
+            }),
         'X-Incus-uid': String(owner.uid),
         'X-Incus-gid': String(owner.gid),
         'X-Incus-mode': owner.mode.toString(8).padStart(4, '0'),
@@ -134,7 +221,7 @@ export class IncusClient {
   }
 
   #where(what: string): string {
-    return `Incus at ${this.options.socketPath}: ${what}`;
+    return `Incus at ${this.location}: ${what}`;
   }
 
   #send(
@@ -142,7 +229,12 @@ export class IncusClient {
     path: string,
     request: IncusRequest,
   ): Promise<{ envelope: Envelope; etag?: string }> {
-    const query = new URLSearchParams({ ...request.query, project: this.options.project });
+    // A listing across all projects takes no project (Incus refuses both).
+    const allProjects = request.query?.['all-projects'] === 'true';
+    const query = new URLSearchParams({
+      ...request.query,
+      ...(!allProjects && { project: this.options.project }),
+    });
     const body =
       request.raw ?? (request.body === undefined ? undefined : JSON.stringify(request.body));
     const headers: Record<string, string> = {
@@ -152,9 +244,14 @@ export class IncusClient {
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
     const what = `${method} ${path}`;
     return new Promise((resolve, reject) => {
-      const req = http.request(
+      const remote = this.options.remote;
+      const request = remote ? https.request : http.request;
+      const req = request(
         {
-          socketPath: this.options.socketPath,
+          ...(remote
+            ? { host: new URL(remote.url).hostname, port: new URL(remote.url).port || 8443 }
+            : { socketPath: this.options.socketPath }),
+          ...(remote && { protocol: 'https:' }),
           agent: this.#agent,
           method,
           path: `${path}?${query}`,
@@ -192,10 +289,8 @@ export class IncusClient {
         req.destroy(new Error(`${this.#where(what)}: no answer within ${timeoutS} s`)),
       );
       req.on('error', (error: NodeJS.ErrnoException) => {
-        const isSocketFault = ['ENOENT', 'ECONNREFUSED', 'EACCES', 'ENOTSOCK'].includes(
-          error.code ?? '',
-        );
-        reject(isSocketFault ? new IncusUnreachableError(this.options.socketPath, error) : error);
+        const isUnreachable = UNREACHABLE.has(error.code ?? '');
+        reject(isUnreachable ? new IncusUnreachableError(this.location, error) : error);
       });
       req.end(body);
     });

@@ -23,6 +23,9 @@ const options = {
   network: NETWORK,
   storagePool: 'default',
   sizeFactor: 0.25,
+  instanceType: 'container' as const,
+  agentImage: 'svc-agent',
+  cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
 };
 
 const driver = new IncusComputeDriver(options, pino({ level: 'silent' }));
@@ -104,7 +107,17 @@ describe('IncusComputeDriver (real Incus)', { timeout: 90_000 }, () => {
     expect(await run(address, 'hostname')).toEqual({ code: 0, stdout: 'svc-test-source\n' });
     expect(await run(address, 'whoami')).toEqual({ code: 0, stdout: 'debian\n' });
     // The address it was given is the one it has (its firewall rules name it).
-    expect((await run(address, 'ip -4 -o addr show eth0')).stdout).toContain(` ${address}/24 `);
+    // (Read until SSH answers it: under load a connection can fail with ssh's own 255.)
+    const addresses = await waitFor(
+      async () => {
+        const shown = await run(address, 'ip -4 -o addr show eth0');
+        return shown.code !== 255 && shown;
+      },
+      30_000,
+      'ip addr over ssh',
+    );
+    expect(addresses).toMatchObject({ code: 0 });
+    expect(addresses.stdout).toContain(` ${address}/24 `);
 
     // Idempotent after a crash: the same id finds the same machine.
     expect((await driver.createServer(spec(sourceId, 'svc-test-source'))).ipv4).toBe(address);

@@ -1,4 +1,5 @@
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import ipaddr from 'ipaddr.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import {
@@ -7,38 +8,55 @@ import {
   type CreateServerSpec,
   type ServerInfo,
 } from '../compute-driver.js';
+import {
+  agentFirewall,
+  CLI_BUILD_KEY,
+  pushAgentEnv,
+  pushCliBuild,
+  readCliBuild,
+} from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
-import { IncusClient, IncusError, isNotFound } from './incus-client.js';
+import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
 import {
   complete,
   type Instance,
   info,
-  NIC,
+  isAgentInstance,
   pinnedAddress,
   requireName,
   type WritableInstance,
 } from './incus-instance.js';
 import {
-  freeAddress,
-  instanceLimits,
   instanceName,
   KIND_KEY,
   LABEL_PREFIX,
   labelConfig,
   labelsOf,
   MACHINE_ID_KEY,
-  staticNetworkConfig,
+  ownerConfig,
+  PROJECT_KEY,
 } from './incus-instance-spec.js';
-import { IncusLock } from './incus-lock.js';
+import { IncusPlacement } from './incus-placement.js';
 
 export interface IncusDriverOptions {
   readonly socketPath: string;
+  /** A remote server or cluster instead of the socket. */
+  readonly remote?: IncusRemote;
   readonly project: string;
   /** The managed bridge machines are attached to, and whose ACLs are their firewalls. */
   readonly network: string;
   readonly storagePool: string;
   /** Scales the size table's CPU, memory and disk (development hosts are small). */
   readonly sizeFactor: number;
+  /**
+   * What Plain VMs are. Agents are always containers: their token is written into the stopped
+   * machine through the file API, which a virtual machine offers only while its agent runs.
+   */
+  readonly instanceType: 'container' | 'virtual-machine';
+  /** The alias of the Agent image (`npm run admin -- images build`). */
+  readonly agentImage: string;
+  /** The one-file `svc` build Agents run, brought into each at its start when it changed. */
+  readonly cliBuildDir: string;
 }
 
 const STOP_TIMEOUT_S = 30;
@@ -47,15 +65,14 @@ const STOP_TIMEOUT_S = 30;
  * (a copied value names the source, not the clone).
  */
 const FRESH_IDENTITY_KEY = 'user.svc.fresh-identity';
-/** A writer that does not take the lock (an operator) may pin the address picked meanwhile. */
-const ADDRESS_ATTEMPTS = 5;
 
 /**
  * Machines as Incus system containers on one host (its Unix socket). Each is the instance
  * `svc-<machine id>`, tagged with `user.svc.machine-id` so a retry after a crash finds it, with
  * its IPv4 address pinned on the bridge (so its firewall, which names that address, is right
- * before it first boots, and a copy cannot take its source's DHCP lease). Plain VMs only so far:
- * Agents need an Agent image, which does not exist yet.
+ * before it first boots, and a copy cannot take its source's DHCP lease). Plain VMs boot their
+ * OS image with the cloud-init user data they are given; Agents boot the Agent image, whose
+ * `svc gateway` service the edge proxy reaches on the machine's address (see `incus-agent.ts`).
  */
 export class IncusComputeDriver implements ComputeDriver {
   readonly name = 'incus';
@@ -63,30 +80,40 @@ export class IncusComputeDriver implements ComputeDriver {
   readonly #firewall: IncusBridgeFirewall;
   /** One change per machine at a time in this process (a retried job may meet a late one). */
   readonly #serial = new KeyedQueue();
-  /**
-   * Picking a free address and pinning it is one step, in this process and across processes:
-   * Incus refuses an address pinned twice, but checks outside any lock, so two creates at once
-   * could both get it.
-   */
-  readonly #addresses = new KeyedQueue();
-  readonly #addressLock: IncusLock;
+  readonly #placement: IncusPlacement;
+  /** The host's address on the bridge: where machines reach the service on one host. */
+  #bridgeHost: string | undefined;
 
   constructor(
     readonly options: IncusDriverOptions,
     readonly log: Logger,
   ) {
-    this.#client = new IncusClient({ socketPath: options.socketPath, project: options.project });
-    this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
-    // Held across an instance's create, which for a copy takes as long as its disk.
-    this.#addressLock = new IncusLock(this.#client, `svc-lock-${options.network}-addresses`, {
-      leaseMs: 120_000,
-      waitMs: 180_000,
+    this.#client = new IncusClient({
+      socketPath: options.socketPath,
+      project: options.project,
+      ...(options.remote && { remote: options.remote }),
     });
+    this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
+    this.#placement = new IncusPlacement(this.#client, this.#firewall, options);
   }
 
-  /** Fails with a message naming the socket when the daemon does not answer. */
+  /** Fails with a message naming the socket or URL when the daemon does not answer or trust us. */
   async connect(): Promise<void> {
-    await this.#client.ping();
+    this.#placement.isClustered = (await this.#client.ping()).isClustered;
+    this.#bridgeHost = ipaddr.IPv4.parseCIDR(await this.#firewall.bridgeCidr())[0].toString();
+  }
+
+  /** A loopback public URL becomes the host's address on the bridge, the same port. */
+  machineServiceUrl(publicUrl: string): string {
+    const url = new URL(publicUrl);
+    const isLoopback =
+      url.hostname === 'localhost' ||
+      url.hostname.endsWith('.localhost') ||
+      url.hostname === '[::1]' ||
+      url.hostname.startsWith('127.');
+    if (!isLoopback || !this.#bridgeHost) return publicUrl;
+    url.hostname = this.#bridgeHost;
+    return url.toString().replace(/\/$/, '');
   }
 
   async close(): Promise<void> {
@@ -99,95 +126,32 @@ export class IncusComputeDriver implements ComputeDriver {
 
   async #createServer(spec: CreateServerSpec): Promise<ServerInfo> {
     const name = requireName(spec.id);
-    if (!spec.login) {
-      throw new Error('the incus compute driver runs Plain VMs only; Agents are not supported yet');
-    }
+    const isAgent = !spec.login;
+    const owner = ownerConfig(
+      { id: spec.id, kind: isAgent ? 'agent' : 'plain_vm', labels: spec.labels },
+      this.options.project,
+    );
+    const rules = isAgent
+      ? agentFirewall(await this.#firewall.bridgeCidr())
+      : (spec.firewall ?? DEFAULT_FIREWALL_RULES);
     const existing = await this.#find(name);
     if (existing) {
       // A retry after a crash: finish what the first attempt left (identity, firewall, power).
       if (spec.sourceServerId && existing.config[FRESH_IDENTITY_KEY] !== spec.id) {
         await this.#freshIdentity(name, spec);
       }
-      await this.#firewall.ensure(name, spec.id, pinnedAddress(existing), spec.firewall);
-      await this.#start(name);
-      return info(await this.#require(spec.id));
+      await this.#firewall.ensure(name, owner, pinnedAddress(existing), rules);
+    } else {
+      const source = spec.sourceServerId
+        ? await this.#require(spec.sourceServerId)
+        : await this.#requireImage(isAgent ? this.options.agentImage : spec.image);
+      await this.#placement.create({ name, spec, source, owner }, rules);
+      if (spec.sourceServerId) await this.#freshIdentity(name, spec);
     }
-    const source = spec.sourceServerId
-      ? await this.#require(spec.sourceServerId)
-      : await this.#requireImage(spec.image);
-    await this.#addresses.run('pin', () =>
-      this.#addressLock.run(() => this.#createPinned(name, spec, source)),
-    );
-    if (spec.sourceServerId) await this.#freshIdentity(name, spec);
+    // Before the first boot: a clone's copied home holds its source's token until this.
+    if (isAgent) await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
     await this.#start(name);
     return info(await this.#require(spec.id));
-  }
-
-  /** Creates the firewall, then the instance with a free address pinned; nothing left on failure. */
-  async #createPinned(name: string, spec: CreateServerSpec, source: Instance | string) {
-    const used = await this.#usedAddresses();
-    for (let attempt = 1; ; attempt++) {
-      const address = freeAddress(await this.#firewall.bridgeCidr(), used);
-      if (!address) throw new Error(`no free IPv4 address left on ${this.options.network}`);
-      try {
-        // The ACL first: once the bridge has ACLs, an address without one is unreachable.
-        await this.#firewall.replace(
-          name,
-          spec.id,
-          address,
-          spec.firewall ?? DEFAULT_FIREWALL_RULES,
-        );
-        await this.#client.call('POST', '/1.0/instances', {
-          body: this.#instanceBody(name, spec, source, address, await this.#firewall.bridgeCidr()),
-        });
-        return;
-      } catch (error) {
-        await this.#firewall.remove(name).catch(() => {});
-        const isTaken = error instanceof IncusError && /already defined/.test(error.incusMessage);
-        if (!isTaken || attempt >= ADDRESS_ATTEMPTS) throw error;
-        used.add(address);
-      }
-    }
-  }
-
-  #instanceBody(
-    name: string,
-    spec: CreateServerSpec,
-    source: Instance | string,
-    address: string,
-    bridgeCidr: string,
-  ) {
-    const limits = instanceLimits(spec.size, spec.region, this.options.sizeFactor);
-    return {
-      name,
-      type: 'container',
-      // A copy of a running container needs no snapshot; Incus gives the copy a new MAC
-      // (`volatile.*` is not copied) and a new instance name, which the image's templates make
-      // cloud-init's instance-id, so cloud-init runs again in it.
-      source:
-        typeof source === 'string'
-          ? { type: 'image', alias: source }
-          : { type: 'copy', source: source.name, instance_only: true },
-      config: {
-        [MACHINE_ID_KEY]: spec.id,
-        [KIND_KEY]: spec.labels.kind ?? 'plain_vm',
-        ...labelConfig(spec.labels),
-        ...(spec.userData !== undefined && { 'cloud-init.user-data': spec.userData }),
-        'cloud-init.network-config': staticNetworkConfig(address, bridgeCidr),
-        'limits.cpu': String(limits.cpu),
-        'limits.memory': `${limits.memoryMiB}MiB`,
-      },
-      devices: {
-        // `size` is enforced by btrfs, zfs and lvm pools; a `dir` pool ignores it.
-        root: {
-          type: 'disk',
-          path: '/',
-          pool: this.options.storagePool,
-          size: `${limits.diskGiB}GiB`,
-        },
-        [NIC]: { type: 'nic', network: this.options.network, name: NIC, 'ipv4.address': address },
-      },
-    };
   }
 
   /**
@@ -204,10 +168,12 @@ export class IncusComputeDriver implements ComputeDriver {
     const config: Record<string, string> = { ...metadata.config, [FRESH_IDENTITY_KEY]: spec.id };
     for (const key of stale) delete config[key];
     const { architecture, devices, ephemeral, profiles, stateful, description } = metadata;
-    await this.#client.call('PUT', path, {
-      body: { architecture, config, devices, ephemeral, profiles, stateful, description },
-      ...(etag && { headers: { 'If-Match': etag } }),
-    });
+    await this.#firewall.exclusive(() =>
+      this.#client.call('PUT', path, {
+        body: { architecture, config, devices, ephemeral, profiles, stateful, description },
+        ...(etag && { headers: { 'If-Match': etag } }),
+      }),
+    );
   }
 
   powerOn(id: string): Promise<void> {
@@ -228,6 +194,7 @@ export class IncusComputeDriver implements ComputeDriver {
     return this.#serial.run(id, async () => {
       const instance = await this.#require(id);
       if (instance.status !== 'Running') return this.#start(instance.name);
+      await this.#updateCli(instance);
       await this.#changeState(instance.name, 'restart', 'is not running');
     });
   }
@@ -238,12 +205,16 @@ export class IncusComputeDriver implements ComputeDriver {
       if (!name) return;
       const instance = await this.#find(name);
       if (instance?.status === 'Running') {
-        await this.#client.call('PUT', `/1.0/instances/${name}/state`, {
-          body: { action: 'stop', force: true },
-        });
+        await this.#firewall.exclusive(() =>
+          this.#client.call('PUT', `/1.0/instances/${name}/state`, {
+            body: { action: 'stop', force: true },
+          }),
+        );
       }
       if (instance)
-        await this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`));
+        await this.#firewall.exclusive(() =>
+          this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`)),
+        );
       await this.#firewall.remove(name);
     });
   }
@@ -254,31 +225,53 @@ export class IncusComputeDriver implements ComputeDriver {
     return instance ? info(instance) : undefined;
   }
 
+  /**
+   * The project's machines with these labels; also, as `off` servers, machines of which only the
+   * ACL is left (a crash between the two), so the reconciler removes those too.
+   */
   async listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]> {
-    return (await this.#instances('2'))
-      .filter((instance) => instance.config[MACHINE_ID_KEY] !== undefined)
-      .filter((instance) => {
-        const own = labelsOf(instance.config);
-        return Object.entries(labels).every(([key, value]) => own[key] === value);
+    const instances = (await this.#instances('2')).filter(
+      (instance) => instance.config[MACHINE_ID_KEY] !== undefined,
+    );
+    const ids = new Set(instances.map((instance) => instance.config[MACHINE_ID_KEY]));
+    const aclOnly = (
+      await this.#firewall.owners({
+        [PROJECT_KEY]: this.options.project,
+        ...labelConfig(labels),
       })
-      .map(info);
+    )
+      .filter((owner) => !ids.has(owner[MACHINE_ID_KEY]))
+      .map((owner) => ({
+        id: owner[MACHINE_ID_KEY] as string,
+        status: 'off' as const,
+        labels: labelsOf(owner),
+      }));
+    const matching = instances.filter((instance) => {
+      const own = labelsOf(instance.config);
+      return Object.entries(labels).every(([key, value]) => own[key] === value);
+    });
+    return [...matching.map(info), ...aclOnly];
   }
 
   /**
-   * Plain VMs carry no environment: their `bootstrapEnv` is empty and nothing on them reads
-   * `~/.crabglamp/agent.env`, so there is nothing to write (Agents, which read it, are not yet
-   * supported by this driver).
+   * An Agent's new credentials, running or not (its gateway reads them afresh). Plain VMs carry
+   * no environment: nothing on them reads `agent.env`.
    */
-  setBootstrapEnv(id: string): Promise<void> {
+  setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     return this.#serial.run(id, async () => {
-      await this.#require(id);
+      const instance = await this.#require(id);
+      if (isAgentInstance(instance)) await pushAgentEnv(this.#client, instance.name, env);
     });
   }
 
   setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
     return this.#serial.run(id, async () => {
       const instance = await this.#require(id);
-      await this.#firewall.replace(instance.name, id, pinnedAddress(instance), rules);
+      const owner = ownerConfig(
+        { id, kind: instance.config[KIND_KEY] ?? 'plain_vm', labels: labelsOf(instance.config) },
+        this.options.project,
+      );
+      await this.#firewall.replace(instance.name, owner, pinnedAddress(instance), rules);
       return (await this.#firewall.read(instance.name)) ?? [];
     });
   }
@@ -290,8 +283,28 @@ export class IncusComputeDriver implements ComputeDriver {
     return (await this.#firewall.read(name)) ?? [];
   }
 
+  /** Starts a stopped instance; an Agent first gets the current `svc` build if it changed. */
   async #start(name: string) {
+    const instance = await this.#find(name);
+    if (instance?.status === 'Running') return;
+    if (instance) await this.#updateCli(instance);
     await this.#changeState(name, 'start', 'already running');
+  }
+
+  /**
+   * A changed `svc` reaches an Agent at its next start: the build is read afresh (an operator may
+   * rebuild it while the service runs) and pushed when its hash differs from the instance's.
+   */
+  async #updateCli(instance: Instance) {
+    if (!isAgentInstance(instance)) return;
+    const build = await readCliBuild(this.options.cliBuildDir);
+    if (!build || instance.config[CLI_BUILD_KEY] === build.hash) return;
+    await pushCliBuild(this.#client, instance.name, this.options.cliBuildDir, build);
+    await this.#firewall.exclusive(() =>
+      this.#client.call('PATCH', `/1.0/instances/${instance.name}`, {
+        body: { config: { [CLI_BUILD_KEY]: build.hash } },
+      }),
+    );
   }
 
   /** A clean shutdown first; a machine that ignores it is stopped by force. */
@@ -307,9 +320,9 @@ export class IncusComputeDriver implements ComputeDriver {
   /** A state change; Incus's answer that it is already done counts as done (idempotent calls). */
   async #changeState(name: string, action: string, done: string, extra: object = {}) {
     try {
-      await this.#client.call('PUT', `/1.0/instances/${name}/state`, {
-        body: { action, ...extra },
-      });
+      await this.#firewall.exclusive(() =>
+        this.#client.call('PUT', `/1.0/instances/${name}/state`, { body: { action, ...extra } }),
+      );
     } catch (error) {
       if (error instanceof IncusError && error.incusMessage.includes(done)) return;
       throw error;
@@ -353,28 +366,9 @@ export class IncusComputeDriver implements ComputeDriver {
       if (!isNotFound(error)) throw error;
       throw new ComputeFailure(
         'image_unavailable',
-        `image_unavailable: Incus at ${this.options.socketPath} has no image alias "${alias}" in project ${this.options.project}`,
+        `image_unavailable: Incus at ${this.#client.location} has no image alias "${alias}" in project ${this.options.project}`,
       );
     }
-  }
-
-  /** Addresses on the bridge already given out: pinned on any instance's NIC or leased. */
-  async #usedAddresses(): Promise<Set<string>> {
-    const [instances, leases] = await Promise.all([
-      this.#instances('1'),
-      this.#client.call<{ address: string }[]>(
-        'GET',
-        `/1.0/networks/${this.options.network}/leases`,
-      ),
-    ]);
-    return new Set([
-      ...leases.map((lease) => lease.address),
-      ...instances.flatMap((instance) =>
-        Object.values(instance.devices)
-          .map((device) => device['ipv4.address'])
-          .filter((address): address is string => Boolean(address)),
-      ),
-    ]);
   }
 
   async #ignoreMissing(call: Promise<unknown>) {

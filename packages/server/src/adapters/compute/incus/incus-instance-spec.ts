@@ -5,6 +5,8 @@ import { stringify } from 'yaml';
 /** Config keys starting with `user.` are the caller's: ours carry the machine's identity. */
 export const MACHINE_ID_KEY = 'user.svc.machine-id';
 export const KIND_KEY = 'user.svc.kind';
+/** The Incus project of a machine's ACL (ACLs may be shared by projects, instances are not). */
+export const PROJECT_KEY = 'user.svc.project';
 export const LABEL_PREFIX = 'user.svc.label.';
 
 const MACHINE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -37,6 +39,17 @@ export function instanceLimits(size: Size, region: Region, factor: number): Inst
   };
 }
 
+/** What identifies a machine's instance and ACL: its id, kind and labels, and the project. */
+export const ownerConfig = (
+  machine: { readonly id: string; readonly kind: string; readonly labels: Record<string, string> },
+  project: string,
+): Record<string, string> => ({
+  [MACHINE_ID_KEY]: machine.id,
+  [KIND_KEY]: machine.kind,
+  [PROJECT_KEY]: project,
+  ...labelConfig(machine.labels),
+});
+
 /** The labels as instance config, one `user.svc.label.<key>` each. */
 export const labelConfig = (labels: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(
@@ -60,16 +73,17 @@ export function freeAddress(bridgeCidr: string, used: ReadonlySet<string>): stri
   const last = toNumber(ipaddr.IPv4.broadcastAddressFromCIDR(bridgeCidr));
   if (bits > 30) return undefined;
   for (let n = first + 1; n < last; n++) {
-    const address = ipaddr.IPv4.parse(
-      [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'),
-    ).toString();
+    const address = fromNumber(n);
     if (address !== bridge.toString() && !used.has(address)) return address;
   }
   return undefined;
 }
 
-const toNumber = (address: ipaddr.IPv4) =>
+/** An IPv4 address as a number, and back (for arithmetic on subnets). */
+export const toNumber = (address: ipaddr.IPv4) =>
   address.octets.reduce((sum, octet) => sum * 256 + octet, 0);
+export const fromNumber = (n: number) =>
+  [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
 /**
  * cloud-init's network configuration (version 1) giving eth0 its pinned address statically, the

@@ -1,5 +1,13 @@
-import type { ServerInfo } from '../compute-driver.js';
-import { instanceName, labelsOf, MACHINE_ID_KEY } from './incus-instance-spec.js';
+import type { CreateServerSpec, ServerInfo } from '../compute-driver.js';
+import { GATEWAY_PORT } from './incus-agent.js';
+import {
+  instanceLimits,
+  instanceName,
+  KIND_KEY,
+  labelsOf,
+  MACHINE_ID_KEY,
+  staticNetworkConfig,
+} from './incus-instance-spec.js';
 
 // An Incus instance as the driver reads it, and what the service sees of it.
 
@@ -47,7 +55,13 @@ export function pinnedAddress(instance: Instance): string {
   return address;
 }
 
-/** What the service sees: the address from the running instance, else the pinned one. */
+export const isAgentInstance = (instance: Instance): boolean =>
+  instance.config[KIND_KEY] === 'agent';
+
+/**
+ * What the service sees: the address from the running instance, else the pinned one; where a
+ * Plain VM's SSH server or an Agent's gateway answers there.
+ */
 export function info(instance: Instance): ServerInfo {
   const live = instance.state?.network?.[NIC]?.addresses.find(
     (address) => address.family === 'inet' && address.scope === 'global',
@@ -57,6 +71,65 @@ export function info(instance: Instance): ServerInfo {
     id: instance.config[MACHINE_ID_KEY] as string,
     status: instance.status === 'Running' ? 'running' : 'off',
     labels: labelsOf(instance.config),
-    ...(ipv4 && { ipv4, ssh: { host: ipv4, port: 22 } }),
+    ...(ipv4 && { ipv4 }),
+    ...(ipv4 &&
+      (isAgentInstance(instance)
+        ? { gateway: { host: ipv4, port: GATEWAY_PORT } }
+        : { ssh: { host: ipv4, port: 22 } })),
+  };
+}
+
+export interface NewInstance {
+  readonly name: string;
+  readonly spec: CreateServerSpec;
+  /** Its identity config (`ownerConfig`): id, kind, labels, project. */
+  readonly owner: Readonly<Record<string, string>>;
+  /** An image alias, or the instance to copy (clones). */
+  readonly source: Instance | string;
+  readonly address: string;
+  readonly bridgeCidr: string;
+}
+
+/**
+ * The `POST /1.0/instances` body of a new machine: from its image, or a copy of `source`, with
+ * its identity, labels, cloud-init data, limits and pinned address.
+ */
+export function instanceBody(
+  options: {
+    readonly sizeFactor: number;
+    readonly storagePool: string;
+    readonly network: string;
+    readonly instanceType: 'container' | 'virtual-machine';
+  },
+  { name, spec, owner, source, address, bridgeCidr }: NewInstance,
+) {
+  const limits = instanceLimits(spec.size, spec.region, options.sizeFactor);
+  return {
+    name,
+    type: spec.login ? options.instanceType : 'container',
+    // A copy of a running instance needs no snapshot; Incus gives the copy a new MAC
+    // (`volatile.*` is not copied) and a new instance name, which the image's templates make
+    // cloud-init's instance-id, so cloud-init runs again in it.
+    source:
+      typeof source === 'string'
+        ? { type: 'image', alias: source }
+        : { type: 'copy', source: source.name, instance_only: true },
+    config: {
+      ...owner,
+      ...(spec.userData !== undefined && { 'cloud-init.user-data': spec.userData }),
+      'cloud-init.network-config': staticNetworkConfig(address, bridgeCidr),
+      'limits.cpu': String(limits.cpu),
+      'limits.memory': `${limits.memoryMiB}MiB`,
+    },
+    devices: {
+      // `size` is enforced by btrfs, zfs and lvm pools; a `dir` pool ignores it.
+      root: {
+        type: 'disk',
+        path: '/',
+        pool: options.storagePool,
+        size: `${limits.diskGiB}GiB`,
+      },
+      [NIC]: { type: 'nic', network: options.network, name: NIC, 'ipv4.address': address },
+    },
   };
 }

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
 
 const UNTIL_KEY = 'user.svc.lock-until';
+/** Who holds it: a value of the taker's own, so a holder never releases a lock it lost. */
+const HOLDER_KEY = 'user.svc.lock-holder';
 
 export interface IncusLockOptions {
   /** A holder that died keeps the lock this long at most. */
@@ -25,15 +28,21 @@ export class IncusLock {
   ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
-    await this.#acquire();
+    const holder = randomUUID();
+    await this.#acquire(holder);
+    // A long task keeps its lease: without renewal another process would break it mid-way.
+    const { leaseMs = 30_000 } = this.options;
+    const renewal = setInterval(() => void this.#renew(holder).catch(() => {}), leaseMs / 3);
+    renewal.unref();
     try {
       return await task();
     } finally {
-      await this.#release();
+      clearInterval(renewal);
+      await this.#release(holder);
     }
   }
 
-  async #acquire(): Promise<void> {
+  async #acquire(holder: string): Promise<void> {
     const { leaseMs = 30_000, waitMs = 60_000, pollMs = 50 } = this.options;
     const deadline = Date.now() + waitMs;
     for (;;) {
@@ -42,7 +51,7 @@ export class IncusLock {
           body: {
             name: this.name,
             description: 'held while a service changes network ACLs; deleted when done',
-            config: { [UNTIL_KEY]: String(Date.now() + leaseMs) },
+            config: { [UNTIL_KEY]: String(Date.now() + leaseMs), [HOLDER_KEY]: holder },
           },
         });
         return;
@@ -51,7 +60,8 @@ export class IncusLock {
       }
       const held = await this.#holder();
       // Its holder died: the lease is over, so the lock is free to break.
-      if (held && Number(held.config[UNTIL_KEY] ?? 0) < Date.now()) await this.#release();
+      const expired = held && Number(held.config[UNTIL_KEY] ?? 0) < Date.now();
+      if (expired) await this.#release(held.config[HOLDER_KEY] ?? '');
       if (Date.now() > deadline) {
         throw new Error(`Incus lock ${this.name} still held by another process after ${waitMs} ms`);
       }
@@ -68,7 +78,25 @@ export class IncusLock {
     }
   }
 
-  async #release(): Promise<void> {
+  /** Moves the lease on while this holder still has the lock. */
+  async #renew(holder: string): Promise<void> {
+    const { leaseMs = 30_000 } = this.options;
+    const path = `/1.0/network-acls/${encodeURIComponent(this.name)}`;
+    const { metadata, etag } = await this.client.request<{ config: Record<string, string> }>(
+      'GET',
+      path,
+    );
+    if (metadata.config[HOLDER_KEY] !== holder) return;
+    await this.client.call('PATCH', path, {
+      body: { config: { ...metadata.config, [UNTIL_KEY]: String(Date.now() + leaseMs) } },
+      ...(etag && { headers: { 'If-Match': etag } }),
+    });
+  }
+
+  /** Deletes the lock if `holder` still holds it (one who lost it leaves the new holder's). */
+  async #release(holder: string): Promise<void> {
+    const held = await this.#holder();
+    if (!held || (held.config[HOLDER_KEY] ?? '') !== holder) return;
     try {
       await this.client.call('DELETE', `/1.0/network-acls/${encodeURIComponent(this.name)}`);
     } catch (error) {

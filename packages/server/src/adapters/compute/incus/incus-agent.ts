@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { FirewallRule } from '@svc/contract';
+import ipaddr from 'ipaddr.js';
+import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
+import type { IncusClient } from './incus-client.js';
+
+// What an Agent instance is beyond a plain one: the Agent image's user and gateway (see
+// scripts/incus-image-agent-root.sh), its credentials and the `svc` build, pushed in through the
+// Incus file API, never through the host's filesystem.
+
+/** The image's `agent` user: the Agent's home is theirs, and `svc gateway` runs as them. */
+const AGENT_USER = { uid: 1000, gid: 1000 } as const;
+const AGENT_HOME = '/home/agent';
+/** Where the image's `svc gateway` service listens on the machine's address. */
+export const GATEWAY_PORT = 8443;
+/** Where the image keeps Node and the one-file `svc` (`/usr/local/bin/svc` runs it). */
+const CLI_ROOT = '/opt/svc';
+/** The hash of the `svc` build an instance holds, so a start brings a newer one in. */
+export const CLI_BUILD_KEY = 'user.svc.cli-build';
+
+/**
+ * An Agent's firewall: its gateway, reachable from the host only (where the service's edge
+ * proxy runs), so no other machine on the bridge can reach another Agent's gateway.
+ */
+export function agentFirewall(bridgeCidr: string): FirewallRule[] {
+  const [host] = ipaddr.IPv4.parseCIDR(bridgeCidr);
+  return [
+    {
+      direction: 'in',
+      protocol: 'tcp',
+      port: String(GATEWAY_PORT),
+      sourceIps: [`${host.toString()}/32`],
+      description: "the service's edge proxy",
+    },
+  ];
+}
+
+/** Writes `~/.crabglamp/agent.env` (the service URL, Agent id and token), the agent's own, 0600. */
+export async function pushAgentEnv(
+  client: IncusClient,
+  instance: string,
+  env: Readonly<Record<string, string>>,
+): Promise<void> {
+  const file = path.posix.join(AGENT_HOME, AGENT_ENV_PATH);
+  await client.makeDirectory(instance, path.posix.dirname(file), { ...AGENT_USER, mode: 0o700 });
+  await client.pushFile(instance, file, agentEnvFile(env), { ...AGENT_USER, mode: 0o600 });
+}
+
+interface CliFile {
+  readonly relative: string;
+  readonly isDirectory: boolean;
+  readonly mode: number;
+}
+
+/** The `svc` build (`packages/cli/dist`): its files, parents first, and a hash of them all. */
+export interface CliBuild {
+  readonly hash: string;
+  readonly files: readonly CliFile[];
+}
+
+/** Reads the build as it is now, or `undefined` when there is none (never built). */
+export async function readCliBuild(dir: string): Promise<CliBuild | undefined> {
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = await Promise.all(
+    entries.map(async (entry) => {
+      const full = path.join(entry.parentPath, entry.name);
+      return {
+        relative: path.relative(dir, full).split(path.sep).join('/'),
+        isDirectory: entry.isDirectory(),
+        mode: (await stat(full)).mode & 0o777,
+      };
+    }),
+  );
+  files.sort((a, b) => a.relative.localeCompare(b.relative));
+  const hash = createHash('sha256');
+  for (const file of files) {
+    hash.update(`${file.relative}\0${file.mode}\0`);
+    if (!file.isDirectory) hash.update(await readFile(path.join(dir, file.relative)));
+  }
+  return { hash: hash.digest('hex'), files };
+}
+
+/**
+ * Brings `build` into the instance's /opt/svc, beside the Node binary the image carries. Parent
+ * directories sort before their files; directory creation is idempotent in Incus.
+ */
+export async function pushCliBuild(
+  client: IncusClient,
+  instance: string,
+  dir: string,
+  build: CliBuild,
+): Promise<void> {
+  const root = { uid: 0, gid: 0 };
+  for (const file of build.files) {
+    const target = path.posix.join(CLI_ROOT, file.relative);
+    if (file.isDirectory) {
+      await client.makeDirectory(instance, target, { ...root, mode: file.mode });
+    } else {
+      const content = await readFile(path.join(dir, file.relative));
+      await client.pushFile(instance, target, content, { ...root, mode: file.mode });
+    }
+  }
+}

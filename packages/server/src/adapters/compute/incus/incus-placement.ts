@@ -1,0 +1,101 @@
+import type { FirewallRule } from '@svc/contract';
+import { KeyedQueue } from '../../../util/keyed-queue.js';
+import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
+import { type IncusClient, IncusError } from './incus-client.js';
+import { type Instance, instanceBody, type NewInstance } from './incus-instance.js';
+import { freeAddress } from './incus-instance-spec.js';
+import { IncusLock } from './incus-lock.js';
+
+/** A writer that does not take the lock (an operator) may pin the address picked meanwhile. */
+const ADDRESS_ATTEMPTS = 5;
+
+/**
+ * Where a new machine goes: a free address on the bridge, its firewall, then the instance with
+ * that address pinned (on a cluster, in the cluster group named like its region).
+ */
+export class IncusPlacement {
+  /**
+   * Picking a free address and pinning it is one step, in this process and across processes:
+   * Incus refuses an address pinned twice, but checks outside any lock, so two creates at once
+   * could both get it.
+   */
+  readonly #addresses = new KeyedQueue();
+  readonly #addressLock: IncusLock;
+  /** On a cluster, each machine is placed in the cluster group named like its region. */
+  isClustered = false;
+
+  constructor(
+    readonly client: IncusClient,
+    readonly firewall: IncusBridgeFirewall,
+    readonly options: Parameters<typeof instanceBody>[0],
+  ) {
+    // Held across an instance's create, which for a copy takes as long as its disk.
+    this.#addressLock = new IncusLock(client, `svc-lock-${options.network}-addresses`, {
+      leaseMs: 120_000,
+      waitMs: 180_000,
+    });
+  }
+
+  create(
+    created: Omit<NewInstance, 'address' | 'bridgeCidr'>,
+    rules: readonly FirewallRule[],
+  ): Promise<void> {
+    return this.#addresses.run('pin', () =>
+      this.#addressLock.run(() => this.#createPinned(created, rules)),
+    );
+  }
+
+  /** Creates the firewall, then the instance with a free address pinned; nothing left on failure. */
+  async #createPinned(
+    created: Omit<NewInstance, 'address' | 'bridgeCidr'>,
+    rules: readonly FirewallRule[],
+  ) {
+    const { name, owner } = created;
+    const used = await this.#usedAddresses();
+    for (let attempt = 1; ; attempt++) {
+      const address = freeAddress(await this.firewall.bridgeCidr(), used);
+      if (!address) throw new Error(`no free IPv4 address left on ${this.options.network}`);
+      try {
+        // The ACL first: once the bridge has ACLs, an address without one is unreachable.
+        await this.firewall.replace(name, owner, address, rules);
+        const bridgeCidr = await this.firewall.bridgeCidr();
+        await this.firewall.exclusive(() =>
+          this.client.call('POST', '/1.0/instances', {
+            ...(this.isClustered && { query: { target: `@${created.spec.region}` } }),
+            body: instanceBody(this.options, { ...created, address, bridgeCidr }),
+          }),
+        );
+        return;
+      } catch (error) {
+        await this.firewall.remove(name).catch(() => {});
+        const isTaken = error instanceof IncusError && /already defined/.test(error.incusMessage);
+        if (!isTaken || attempt >= ADDRESS_ATTEMPTS) throw error;
+        used.add(address);
+      }
+    }
+  }
+
+  /**
+   * Addresses on the bridge already given out: pinned on any instance's NIC, in any project (the
+   * bridge is shared by all), or leased.
+   */
+  async #usedAddresses(): Promise<Set<string>> {
+    const [instances, leases] = await Promise.all([
+      this.client.call<Instance[]>('GET', '/1.0/instances', {
+        query: { recursion: '1', 'all-projects': 'true' },
+      }),
+      this.client.call<{ address: string }[]>(
+        'GET',
+        `/1.0/networks/${this.options.network}/leases`,
+      ),
+    ]);
+    return new Set([
+      ...leases.map((lease) => lease.address),
+      ...instances.flatMap((instance) =>
+        Object.values(instance.devices ?? {})
+          .map((device) => device['ipv4.address'])
+          .filter((address): address is string => Boolean(address)),
+      ),
+    ]);
+  }
+}

@@ -1,0 +1,138 @@
+import { request } from 'node:http';
+import type { Agent } from '@svc/contract';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
+import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { localRequest } from '../../test/localhost-http.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { waitFor } from '../../test/wait.js';
+import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+
+// An Agent on Incus opened in Chromium at its URL, which the service's edge proxies to the
+// gateway on the machine's bridge address: the terminal runs `svc` by its bare name, and the
+// editor saves into the machine's home (read back through the Incus file API).
+
+describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }, () => {
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+  let incus: IncusClient;
+  let server: EdgeServer<TestContext>;
+  let browser: Browser;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    project = await createIncusProject();
+    incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    // On every address, so `svc` in the Agent reaches the service at the host's bridge address.
+    server = await startEdgeServer({
+      dashboard: true,
+      host: '0.0.0.0',
+      context: (env) =>
+        createTestContext('pglite', {
+          env: {
+            ...env,
+            COMPUTE_DRIVER: 'incus',
+            INCUS_SOCKET,
+            INCUS_PROJECT: project.name,
+            INCUS_SIZE_FACTOR: '0.25',
+          },
+          overrides: { compute: undefined },
+        }),
+    });
+    const { client } = server.t;
+    await signUpUser(client);
+    const created = await client.post('/api/agents', {
+      name: 'incus browser',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+    });
+    agent = await waitFor(
+      async () => {
+        const current = (await client.get(`/api/agents/${created.body.id}`)).body as Agent;
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      120_000,
+      'running',
+    );
+    expect(agent.status, `status reason: ${agent.statusReason}`).toBe('running');
+    await waitFor(
+      () =>
+        localRequest(new URL('/_svc/health', agent.url).toString()).then(
+          (res) => res.status === 200,
+          () => false,
+        ),
+      60_000,
+      'gateway through the edge',
+    );
+    await incus.pushFile(`svc-${agent.id}`, '/home/agent/hello.txt', 'hello from the machine\n', {
+      uid: 1000,
+      gid: 1000,
+      mode: 0o644,
+    });
+    browser = await launchChromium();
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    incus?.close();
+    await project?.remove();
+  });
+
+  it('runs svc in the terminal by its bare name and saves a file from the editor', async () => {
+    const { url } = (await server.t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
+    // The Agent's URL is on the service's own port: the edge carries the page and its sockets.
+    expect(new URL(url).host).toBe(`${agent.subdomain}.${new URL(server.baseUrl).host}`);
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(url);
+    expect(new URL(page.url()).pathname).toBe('/_svc/');
+
+    await page.getByRole('link', { name: 'Terminal' }).click();
+    const screen = page.locator('.xterm-rows');
+    await screen.waitFor();
+    await page.locator('.xterm').click();
+    await page.keyboard.type('echo "at:$HOME as:$(whoami)"; svc --version && svc apps list');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => screen.innerText(), { timeout: 20_000 })
+      .toContain('at:/home/agent as:agent');
+    await expect.poll(() => screen.innerText(), { timeout: 20_000 }).toMatch(/\b0\.1\.0\b/);
+    await expect
+      .poll(() => screen.innerText(), { timeout: 20_000 })
+      .toContain('No app connections');
+    await screenshot(page, 'incus-gateway-terminal');
+
+    await page.getByRole('link', { name: 'Editor' }).click();
+    await page.getByRole('button', { name: 'hello.txt' }).click();
+    const content = page.locator('.cm-content');
+    await expect.poll(() => content.innerText()).toContain('hello from the machine');
+    await content.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('edited in the browser');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('status').innerText()).toBe('Saved');
+    await screenshot(page, 'incus-gateway-editor');
+    const saved = await incusFile(`svc-${agent.id}`, '/home/agent/hello.txt');
+    expect(saved).toBe('hello from the machine\nedited in the browser');
+    expect(errors, errors.join('\n')).toEqual([]);
+  });
+
+  /** A file of the machine, read through the Incus API (raw bytes, not the JSON envelope). */
+  const incusFile = (instance: string, file: string) =>
+    new Promise<string>((resolve, reject) => {
+      const query = new URLSearchParams({ path: file, project: project.name });
+      const req = request(
+        { socketPath: INCUS_SOCKET, path: `/1.0/instances/${instance}/files?${query}` },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+});

@@ -1,0 +1,245 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import path from 'node:path';
+import { serve } from '@hono/node-server';
+import type { Agent } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayCookie, openTerminal, type Terminal } from '../../test/gateway-terminal.js';
+import { createIncusProject, INCUS_SOCKET, nameOf } from '../../test/incus.js';
+import { localRequest } from '../../test/localhost-http.js';
+import { freePort } from '../../test/service-process.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { waitFor } from '../../test/wait.js';
+import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+
+// Agents as real Incus containers of the Agent image (`npm run test:incus`), driven through the
+// HTTP API; their terminals reached at the gateway on each machine's own address, from this host
+// (the only place an Agent's firewall lets in). PGlite only: the database side of every move is
+// covered by the default suite on both databases; here the machines are what is tested.
+
+describe('Agents on Incus', { timeout: 240_000 }, () => {
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+  let t: TestContext;
+  let owner: TestClient;
+  let stranger: TestClient;
+  let incus: IncusClient;
+  let listener: Server | undefined;
+  const terminals: Terminal[] = [];
+
+  beforeAll(async () => {
+    project = await createIncusProject();
+    incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    // The service listens on every address, as `npm start` does, so the Agents' `svc` reaches it
+    // at the host's bridge address (what a loopback PUBLIC_URL becomes in their agent.env).
+    const port = await freePort();
+    listener = serve({
+      fetch: (request) => t.app.fetch(request),
+      port,
+      hostname: '0.0.0.0',
+    }) as Server;
+    t = await createTestContext('pglite', {
+      env: {
+        PUBLIC_URL: `http://localhost:${port}`,
+        COMPUTE_DRIVER: 'incus',
+        INCUS_SOCKET,
+        INCUS_PROJECT: project.name,
+        INCUS_SIZE_FACTOR: '0.25',
+      },
+      overrides: { compute: undefined },
+    });
+    owner = t.newClient();
+    stranger = t.newClient();
+    await signUpUser(owner);
+    await signUpUser(stranger);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const terminal of terminals) terminal.close();
+    listener?.close();
+    await t?.close();
+    incus?.close();
+    await project?.remove();
+  });
+
+  const detail = async (as: TestClient, id: string) =>
+    (await as.get(`/api/agents/${id}`)).body as Agent;
+
+  /** Waits for the Agent to run and its gateway to answer on the machine's address. */
+  const whenRunning = async (as: TestClient, id: string) => {
+    const agent = await waitFor(
+      async () => {
+        const current = await detail(as, id);
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      120_000,
+      `Agent ${id} running`,
+    );
+    expect(agent.status, `status reason: ${agent.statusReason}`).toBe('running');
+    const server = await t.ctx.compute.getServer(id);
+    expect(server?.gateway?.port).toBe(8443);
+    const base = `http://${server?.gateway?.host}:${server?.gateway?.port}`;
+    await waitFor(
+      () =>
+        localRequest(`${base}/_svc/health`).then(
+          (res) => res.status === 200,
+          () => false,
+        ),
+      60_000,
+      `gateway of ${id}`,
+    );
+    return { agent, base };
+  };
+
+  const create = async (as: TestClient, name: string, extra: object = {}) => {
+    const res = await as.post('/api/agents', {
+      name,
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+      ...extra,
+    });
+    expect(res.status).toBe(201);
+    return (res.body as Agent).id;
+  };
+
+  const terminalOf = async (as: TestClient, id: string, base: string) => {
+    const link = (await as.post(`/api/agents/${id}/gateway-ticket`)).body.url as string;
+    const terminal = await openTerminal(base, await gatewayCookie(base, link));
+    terminals.push(terminal);
+    return terminal;
+  };
+
+  let mine: { agent: Agent; base: string };
+  let theirs: { agent: Agent; base: string };
+  let shell: Terminal;
+
+  it("runs svc gateway as the user agent; its terminal sees neither the host nor another Agent's machine", async () => {
+    const [mineId, theirsId] = await Promise.all([
+      create(owner, 'isolated one'),
+      create(stranger, 'isolated two'),
+    ]);
+    [mine, theirs] = await Promise.all([
+      whenRunning(owner, mineId),
+      whenRunning(stranger, theirsId),
+    ]);
+    shell = await terminalOf(owner, mineId, mine.base);
+    const run = async (command: string) => (await shell.run(command)).output.trim();
+
+    expect(await run('whoami; echo "$HOME"; hostname')).toBe(`agent\n/home/agent\nsvc-${mineId}`);
+    // `svc` by its bare name, on the PATH of the Agent's terminal.
+    expect(await run('command -v svc')).toBe('/usr/local/bin/svc');
+    expect((await shell.run('svc --version')).code).toBe(0);
+    // ... and it reaches the service with the Agent's own token.
+    expect(await run('sed -n "s/^SVC_API_URL=//p" ~/.crabglamp/agent.env')).toMatch(
+      /^http:\/\/10\.77\.0\.1:\d+$/,
+    );
+    const apps = await shell.run('svc apps list');
+    expect(apps.code, apps.output).toBe(0);
+
+    // The service's data directory, with a secret in it, is not there.
+    const secret = path.join(t.ctx.config.dataDir, 'host-secret.txt');
+    await writeFile(secret, 'host only\n');
+    expect(await shell.run(`cat ${secret}`)).toMatchObject({ code: 1 });
+    expect((await shell.run('test -e /var/lib/incus/unix.socket')).code).toBe(1);
+
+    // Only its own processes: its init is the container's systemd, and no process of the host
+    // (incusd, this test's Node) is listed.
+    expect(await run('cat /proc/1/comm')).toBe('systemd');
+    const processes = (await run('ps -e -o comm=')).split('\n');
+    expect(processes).not.toContain('incusd');
+    expect(processes.length).toBeLessThan(40);
+    // Its root is not the host's: root inside is an unprivileged uid outside.
+    expect(await run('sudo -n id -u')).toBe('0');
+    const { pid } = await incus.call<{ pid: number }>('GET', `/1.0/instances/svc-${mineId}/state`);
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const hostUid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    expect(hostUid).toBeGreaterThanOrEqual(100_000);
+
+    // The other Agent: its gateway is unreachable from here, its files are nowhere here, and
+    // this machine holds only its own token.
+    const theirShell = await terminalOf(stranger, theirsId, theirs.base);
+    expect((await theirShell.run('echo theirs > ~/their-file.txt')).code).toBe(0);
+    const theirHost = new URL(theirs.base).hostname;
+    expect(
+      (await shell.run(`curl -s -m 3 http://${theirHost}:8443/_svc/health`, 30_000)).code,
+    ).not.toBe(0);
+    expect(await run('find / -xdev -name their-file.txt 2>/dev/null | wc -l')).toBe('0');
+    expect(await run('ls --color=never /home')).toBe('agent');
+    expect(await run('grep -c "^SVC_AGENT_ID=" ~/.crabglamp/agent.env')).toBe('1');
+    expect(await run('sed -n "s/^SVC_AGENT_ID=//p" ~/.crabglamp/agent.env')).toBe(mineId);
+    expect(await run('stat -c "%U %a" ~/.crabglamp/agent.env')).toBe('agent 600');
+  });
+
+  it("clones the home into a machine of its own, and a transfer's new token reaches the gateway", async () => {
+    expect((await shell.run('echo "kept across the clone" > ~/note.txt')).code).toBe(0);
+    const cloned = await owner.post(`/api/agents/${mine.agent.id}/clone`, {
+      name: 'the clone',
+      size: 'small',
+      billingType: 'metered',
+    });
+    expect(cloned.status).toBe(201);
+    const clone = await whenRunning(owner, cloned.body.id);
+    expect(clone.base).not.toBe(mine.base);
+    const cloneShell = await terminalOf(owner, clone.agent.id, clone.base);
+    expect((await cloneShell.run('cat ~/note.txt')).output.trim()).toBe('kept across the clone');
+    expect(
+      (await cloneShell.run('sed -n "s/^SVC_AGENT_ID=//p" ~/.crabglamp/agent.env')).output.trim(),
+    ).toBe(clone.agent.id);
+    expect((await cloneShell.run('cat /etc/machine-id')).output).not.toBe(
+      (await shell.run('cat /etc/machine-id')).output,
+    );
+
+    // Transfer: the machine gets the new token through the Incus API; the old cookie stops
+    // working and a link from the new account's side works.
+    const link = (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url;
+    const before = await gatewayCookie(mine.base, link);
+    const page = (cookie: string) =>
+      localRequest(`${mine.base}/_svc/`, { headers: { cookie } }).then((res) => res.status);
+    expect(await page(before)).toBe(200);
+    const org = (await owner.post('/api/orgs', { name: 'Incus Org', slug: 'incus-org' })).body;
+    // A metered Agent moves only into an organization whose billing is active.
+    await owner.post(`/api/accounts/${org.id}/subscription`);
+    const moved = await owner.post(`/api/agents/${mine.agent.id}/transfer`, {
+      targetAccountId: org.id,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    await waitFor(async () => (await page(before)) === 401, 30_000, 'old cookie refused');
+    const after = await gatewayCookie(
+      mine.base,
+      (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url,
+    );
+    expect(await page(after)).toBe(200);
+  });
+
+  it('stops, starts, restarts and destroys the machine, leaving no instance or ACL', async () => {
+    const id = mine.agent.id;
+    const state = async () => (await t.ctx.compute.getServer(id))?.status;
+    const settle = (status: string) =>
+      waitFor(async () => (await detail(owner, id)).status === status, 60_000, status);
+
+    expect((await owner.post(`/api/agents/${id}/stop`)).status).toBe(200);
+    await settle('stopped');
+    expect(await state()).toBe('off');
+    expect((await owner.post(`/api/agents/${id}/stop`)).status).toBe(409);
+
+    expect((await owner.post(`/api/agents/${id}/start`)).status).toBe(200);
+    await whenRunning(owner, id);
+    expect(await state()).toBe('running');
+
+    shell = await terminalOf(owner, id, mine.base);
+    expect((await shell.run('touch /dev/shm/restart-marker')).code).toBe(0);
+    expect((await owner.post(`/api/agents/${id}/restart`)).status).toBe(200);
+    await settle('running');
+    await whenRunning(owner, id);
+    shell = await terminalOf(owner, id, mine.base);
+    // A restart is a reboot: what lived in memory (/dev/shm) is gone.
+    expect((await shell.run('test -e /dev/shm/restart-marker')).code).toBe(1);
+
+    expect((await owner.delete(`/api/agents/${id}`)).status).toBe(200);
+    await waitFor(async () => (await owner.get(`/api/agents/${id}`)).status === 404, 60_000);
+    expect(await t.ctx.compute.getServer(id)).toBeUndefined();
+    const acls = (await incus.call<string[]>('GET', '/1.0/network-acls')).map(nameOf);
+    expect(acls).not.toContain(`svc-${id}`);
+  });
+});

@@ -1,0 +1,72 @@
+import { type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** What the edge answers itself, when it has no gateway to hand the request to. */
+export interface EdgePage {
+  readonly status: 404 | 502 | 503;
+  readonly title: string;
+  readonly message: string;
+}
+
+export const UNKNOWN_AGENT: EdgePage = {
+  status: 404,
+  title: 'No Agent here',
+  message: 'There is no Agent at this address.',
+};
+
+export const notRunning = (state: string): EdgePage => ({
+  status: 503,
+  title: 'This Agent is not running',
+  message: `It is ${state}. Start it from the dashboard, then open it again.`,
+});
+
+export const UNREACHABLE: EdgePage = {
+  status: 502,
+  title: 'This Agent is not reachable right now',
+  message: 'Its machine did not answer. Try again in a moment, or check it in the dashboard.',
+};
+
+const HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+
+function render(page: EdgePage, dashboardUrl: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(page.title)}</title><link rel="icon" href="data:,">
+<style>:root{color-scheme:light dark;font-family:system-ui,sans-serif}main{max-width:36rem;margin:4rem auto;padding:0 1rem}</style>
+</head><body><main><h1>${escapeHtml(page.title)}</h1><p>${escapeHtml(page.message)}</p>
+<p><a href="${escapeHtml(dashboardUrl)}">Go to the dashboard</a></p></main></body></html>
+`;
+}
+
+/** Answers an HTTP request with the page (no body for HEAD, as Node does). */
+export function sendPage(res: ServerResponse, page: EdgePage, dashboardUrl: string): void {
+  const body = render(page, dashboardUrl);
+  res.writeHead(page.status, { ...HEADERS, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Answers a WebSocket upgrade that cannot be proxied with the page, then closes. */
+export function sendPageOnSocket(socket: Duplex, page: EdgePage, dashboardUrl: string): void {
+  if (!socket.writable) return;
+  const body = render(page, dashboardUrl);
+  const head = [
+    `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status]}`,
+    ...Object.entries(HEADERS).map(([name, value]) => `${name}: ${value}`),
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+  ].join('\r\n');
+  socket.end(`${head}\r\n\r\n${body}`);
+}

@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { TestClient } from './test-client.js';
+import { TEST_ENV } from './test-context.js';
+import { parentEnv } from './test-db.js';
+import { waitFor } from './wait.js';
+
+const MAIN = path.join(import.meta.dirname, '../src/main.ts');
+
+/** A loopback port nothing listens on now. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** The real service in its own process, as `npm start` runs it. */
+export function startService(
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** Ends a service process and waits for it to be gone. */
+export async function stopService(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+/** A client of the service at `base` over real HTTP, and a wait for it to be ready. */
+export function serviceClient(base: string) {
+  const http = { request: (p: string, init?: RequestInit) => fetch(`${base}${p}`, init) };
+  return {
+    client: new TestClient(http as never, base),
+    ready: () =>
+      waitFor(
+        () =>
+          fetch(`${base}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        // A start compiles the TypeScript sources and migrates: slow on a loaded machine.
+        90_000,
+        'service up',
+      ),
+  };
+}
