@@ -32,6 +32,22 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t "$backports" "${missing[@]}" >/dev/null
 }
 
+# lxcfs gives containers their own view of /proc (memory, CPUs, uptime). A host whose earlier
+# lxcfs was killed keeps its FUSE mount, where every stat fails ("Transport endpoint is not
+# connected"): unmount that first. Containers run without lxcfs too, so a failure here only warns.
+start_lxcfs() {
+  pgrep -x lxcfs >/dev/null && return
+  if ! stat /var/lib/lxcfs >/dev/null 2>&1 && grep -qs ' /var/lib/lxcfs ' /proc/mounts; then
+    say "unmounting a stale /var/lib/lxcfs"
+    umount -l /var/lib/lxcfs || fusermount -uz /var/lib/lxcfs || true
+  fi
+  if mkdir -p /var/lib/lxcfs; then
+    setsid nohup /usr/bin/lxcfs /var/lib/lxcfs >"$LOG_DIR/lxcfs.log" 2>&1 &
+  else
+    say "warning: lxcfs not started; containers see the host's /proc figures"
+  fi
+}
+
 start_daemons() {
   if incus info >/dev/null 2>&1; then return; fi
   if [ -d /run/systemd/system ]; then
@@ -39,10 +55,8 @@ start_daemons() {
     systemctl start lxcfs incus
   else
     say "starting lxcfs and incusd (no systemd on this host)"
-    mkdir -p /var/lib/lxcfs "$LOG_DIR"
-    if ! pgrep -x lxcfs >/dev/null; then
-      setsid nohup /usr/bin/lxcfs /var/lib/lxcfs >"$LOG_DIR/lxcfs.log" 2>&1 &
-    fi
+    mkdir -p "$LOG_DIR"
+    start_lxcfs
     if ! pgrep -x incusd >/dev/null; then
       setsid nohup env PATH=/usr/libexec/incus:/usr/sbin:/usr/bin:/sbin:/bin \
         /usr/libexec/incus/incusd --group root --logfile="$LOG_DIR/incus.log" >/dev/null 2>&1 &
@@ -68,6 +82,7 @@ configure() {
 install_packages
 start_daemons
 configure
-# Images Debian's archive can build here; the other OS images need an image server.
-bash "$(dirname "$0")/incus-image-debian.sh" bookworm debian-12
+# Debian 12 and the Agent image, where missing (Debian's archive is all this needs; the other OS
+# images come from an image server: `npm run admin -- images sync`).
+bash "$(dirname "$0")/incus-images.sh" build --quick
 say "ready: pool ${INCUS_STORAGE_POOL}, network ${INCUS_NETWORK} (${INCUS_BRIDGE_ADDRESS})"
