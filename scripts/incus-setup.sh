@@ -29,7 +29,7 @@ install_packages() {
   say "installing ${missing[*]} from ${backports}"
   apt-get update -qq
   # incus-base: containers only; the full `incus` package adds QEMU for virtual machines.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t "$backports" "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 -t "$backports" "${missing[@]}" >/dev/null
 }
 
 # lxcfs gives containers their own view of /proc (memory, CPUs, uptime). A host whose earlier
