@@ -12,6 +12,8 @@ INCUS_BRIDGE_ADDRESS="${INCUS_BRIDGE_ADDRESS:-10.77.0.1/24}"
 LOG_DIR=/var/log/incus
 
 say() { printf 'incus:setup: %s\n' "$*"; }
+# A process by that name that is alive: a killed one stays a zombie until it is reaped.
+running() { ps -C "$1" -o stat= 2>/dev/null | grep -qv '^Z'; }
 
 [ "$(id -u)" -eq 0 ] || { say "run as root"; exit 1; }
 
@@ -36,7 +38,7 @@ install_packages() {
 # lxcfs was killed keeps its FUSE mount, where every stat fails ("Transport endpoint is not
 # connected"): unmount that first. Containers run without lxcfs too, so a failure here only warns.
 start_lxcfs() {
-  pgrep -x lxcfs >/dev/null && return
+  running lxcfs && return
   if ! stat /var/lib/lxcfs >/dev/null 2>&1 && grep -qs ' /var/lib/lxcfs ' /proc/mounts; then
     say "unmounting a stale /var/lib/lxcfs"
     umount -l /var/lib/lxcfs || fusermount -uz /var/lib/lxcfs || true
@@ -57,7 +59,7 @@ start_daemons() {
     say "starting lxcfs and incusd (no systemd on this host)"
     mkdir -p "$LOG_DIR"
     start_lxcfs
-    if ! pgrep -x incusd >/dev/null; then
+    if ! running incusd; then
       setsid nohup env PATH=/usr/libexec/incus:/usr/sbin:/usr/bin:/sbin:/bin \
         /usr/libexec/incus/incusd --group root --logfile="$LOG_DIR/incus.log" >/dev/null 2>&1 &
     fi
