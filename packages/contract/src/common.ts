@@ -16,6 +16,7 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   'assets',
   'dashboard',
   'docs',
+  'downloads',
   'healthz',
   'readyz',
   'stagings',

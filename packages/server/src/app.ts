@@ -17,6 +17,7 @@ import { agentAuth, bearerToken } from './http/auth-agent.js';
 import { sessionAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { mountDashboard } from './http/dashboard.js';
+import { mountDownloads } from './http/downloads.js';
 import { createRouter } from './http/router.js';
 import { sessionCookieName } from './http/session-cookie.js';
 import { mountOperationsRoutes } from './operations.routes.js';
@@ -115,6 +116,7 @@ export function createApp(
     ctx.bundles.store.mount?.(app);
     app.route('/', router.app);
     mountDashboard(app, ctx.config.http.dashboardDir);
+    mountDownloads(app, { cliBuildDir: ctx.config.http.cliBuildDir, dataDir: ctx.config.dataDir });
     // Last: the public bundle pages' two-segment routes must not shadow anything above.
     mountBundlePages(app, ctx);
   }

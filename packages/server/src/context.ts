@@ -100,6 +100,7 @@ export async function createContext(
       config.compute,
       config.dataDir,
       log.root.child({ subsystem: 'compute' }),
+      secrets,
     ));
   const database =
     overrides.database ??

@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import type { Region, Size } from '@svc/contract';
 import { type Env, EnvSchema } from './env.js';
+import { hetznerConfig } from './hetzner-config.js';
 import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
 
 /** Where `npm run build -w @svc/web` puts the dashboard, from this file's place in the repo. */
@@ -39,7 +41,18 @@ export type ComputeConfig =
       readonly agentImage: string;
       /** The one-file `svc` build (`npm run build:cli`) Agents get at their start. */
       readonly cliBuildDir: string;
-    };
+    }
+  | HetznerConfig;
+
+/** Hetzner Cloud (the token is a secret, kept apart). */
+export interface HetznerConfig {
+  readonly driver: 'hetzner';
+  readonly endpoint: string;
+  readonly locations: Readonly<Record<Region, string>>;
+  readonly serverTypes: Readonly<Partial<Record<`${Size}-${Region}`, string>>>;
+  readonly agentImage: string;
+  readonly gatewaySources: readonly string[];
+}
 
 export interface IncusRemoteFiles {
   readonly url: string;
@@ -85,6 +98,8 @@ export interface Config {
     readonly agentOrigin: { readonly scheme: 'http' | 'https'; readonly domain: string };
     /** The built dashboard (`npm run build`), served at `/` and `/dashboard/`. */
     readonly dashboardDir: string;
+    /** The one-file `svc` build (`npm run build:cli`), served at `/downloads/`. */
+    readonly cliBuildDir: string;
   };
   readonly database: DatabaseConfig;
   readonly compute: ComputeConfig;
@@ -100,6 +115,7 @@ export interface RawSecrets {
   readonly hmacKey?: Buffer;
   readonly oauthClientSecrets: Partial<Record<'suite' | 'code' | 'music', string>>;
   readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly hcloudToken?: string;
 }
 
 export class ConfigError extends Error {
@@ -155,6 +171,9 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
   if (Boolean(env.S3_ACCESS_KEY_ID) !== Boolean(env.S3_SECRET_ACCESS_KEY)) {
     problems.push('S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: set both or neither');
   }
+  if (env.COMPUTE_DRIVER === 'hetzner' && !env.HCLOUD_TOKEN) {
+    problems.push('HCLOUD_TOKEN: required when COMPUTE_DRIVER=hetzner');
+  }
   if (env.INCUS_URL && (!env.INCUS_CLIENT_CERT || !env.INCUS_CLIENT_KEY)) {
     problems.push('INCUS_CLIENT_CERT, INCUS_CLIENT_KEY: required when INCUS_URL is set');
   }
@@ -186,6 +205,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             domain: subdomainHost(new URL(publicUrl)),
           },
       dashboardDir: path.resolve(env.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR),
+      cliBuildDir: DEFAULT_CLI_BUILD_DIR,
     },
     database: env.DATABASE_URL
       ? { kind: 'postgres', url: env.DATABASE_URL }
@@ -213,7 +233,9 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             agentImage: env.INCUS_AGENT_IMAGE,
             cliBuildDir: DEFAULT_CLI_BUILD_DIR,
           }
-        : { driver: 'local' },
+        : env.COMPUTE_DRIVER === 'hetzner'
+          ? hetznerConfig(env, check)
+          : { driver: 'local' },
     objectStore:
       env.OBJECT_STORE === 's3'
         ? {
@@ -258,6 +280,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       ...(env.CODE_CLIENT_SECRET && { code: env.CODE_CLIENT_SECRET }),
       ...(env.MUSIC_CLIENT_SECRET && { music: env.MUSIC_CLIENT_SECRET }),
     },
+    ...(env.COMPUTE_DRIVER === 'hetzner' && env.HCLOUD_TOKEN && { hcloudToken: env.HCLOUD_TOKEN }),
     ...(env.S3_ACCESS_KEY_ID &&
       env.S3_SECRET_ACCESS_KEY && {
         s3Credentials: {

@@ -22,7 +22,13 @@ export async function resolveSecrets(
   warn: (message: string) => void,
 ): Promise<Secrets> {
   if (raw.encryption && raw.hmacKey) {
-    return new Secrets(raw.encryption, raw.hmacKey, raw.oauthClientSecrets, raw.s3Credentials);
+    return new Secrets(
+      raw.encryption,
+      raw.hmacKey,
+      raw.oauthClientSecrets,
+      raw.s3Credentials,
+      raw.hcloudToken,
+    );
   }
   if (config.env === 'production') throw new Error('Refusing to generate keys in production');
   const file = path.join(config.dataDir, FILE);
@@ -40,7 +46,13 @@ export async function resolveSecrets(
       'Anyone who can read that file can decrypt stored tokens and forge Agent tokens. ' +
       'Set the variables before exposing this service.',
   );
-  return new Secrets(encryption, hmacKey, raw.oauthClientSecrets, raw.s3Credentials);
+  return new Secrets(
+    encryption,
+    hmacKey,
+    raw.oauthClientSecrets,
+    raw.s3Credentials,
+    raw.hcloudToken,
+  );
 }
 
 async function readDevKeys(file: string): Promise<DevKeysFile | undefined> {

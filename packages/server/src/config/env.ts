@@ -42,7 +42,7 @@ export const EnvSchema = z.object({
   DASHBOARD_DIR: optional,
   ENCRYPTION_KEYS: optional,
   HMAC_KEY: optional,
-  COMPUTE_DRIVER: z.enum(['local', 'incus']).default('local'),
+  COMPUTE_DRIVER: z.enum(['local', 'incus', 'hetzner']).default('local'),
   /** The Incus daemon's Unix socket (`COMPUTE_DRIVER=incus`). */
   INCUS_SOCKET: z.string().min(1).default('/var/lib/incus/unix.socket'),
   /** A remote Incus server or cluster (`https://host:8443`) instead of the socket. */
@@ -62,6 +62,18 @@ export const EnvSchema = z.object({
   INCUS_INSTANCE_TYPE: z.enum(['container', 'virtual-machine']).default('container'),
   /** The image Agents boot (`npm run admin -- images build` makes it). */
   INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
+  /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
+  HCLOUD_ENDPOINT: z.url({ protocol: /^https?$/ }).default('https://api.hetzner.cloud/v1'),
+  /** The project's API token (read and write). Secret. */
+  HCLOUD_TOKEN: optional,
+  /** Hetzner's location of each region: `us=hil,eu=hel1`. */
+  HCLOUD_LOCATIONS: z.string().default('us=hil,eu=hel1'),
+  /** Server types for cells of the size table, e.g. `small-eu=cpx22`; the rest are chosen. */
+  HCLOUD_SERVER_TYPES: z.string().default(''),
+  /** The system image Agents boot; cloud-init installs `svc` on it. */
+  HCLOUD_AGENT_IMAGE: z.string().min(1).default('debian-12'),
+  /** Where the edge proxy reaches Agents from: their firewall's only opening (CIDRs). */
+  HCLOUD_GATEWAY_SOURCES: z.string().default('0.0.0.0/0,::/0'),
   OBJECT_STORE: z.enum(['fs', 's3']).default('fs'),
   S3_BUCKET: optional,
   S3_REGION: optional,

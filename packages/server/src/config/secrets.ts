@@ -16,6 +16,8 @@ export class Secrets {
     readonly hmacKey: Buffer,
     readonly oauthClientSecrets: Readonly<Partial<Record<'suite' | 'code' | 'music', string>>>,
     readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string },
+    /** Hetzner Cloud's API token (`COMPUTE_DRIVER=hetzner`). */
+    readonly hcloudToken?: string,
   ) {}
 
   toJSON(): string {

@@ -58,6 +58,8 @@ export interface ServerTypeEntry {
   readonly category: string;
   readonly locations: readonly string[];
   readonly monthlyEur: number;
+  /** Locations where it is still listed but deprecated (no longer sold to new servers). */
+  readonly deprecatedIn?: readonly string[];
 }
 
 const EU = ['fsn1', 'nbg1', 'hel1'];
@@ -80,14 +82,15 @@ function type(
   return { id, name, cores, memory, disk, cpuType, category, locations, monthlyEur };
 }
 
-// The CX line and the 2025 CPX generation are sold in the EU only; the older CPX line and CCX
-// everywhere (see the notes on US sizes).
+// The CX line and the 2025 CPX generation are sold in the EU only; the older CPX line is listed
+// everywhere but deprecated in the EU, where the new generation replaced it; CCX everywhere.
+const OLD_CPX = (entry: ServerTypeEntry) => ({ ...entry, deprecatedIn: EU });
 export const SERVER_TYPES: readonly ServerTypeEntry[] = [
-  type(22, 'cpx11', [2, 2, 40], 'shared', ALL, 4.35),
-  type(23, 'cpx21', [3, 4, 80], 'shared', ALL, 7.55),
-  type(24, 'cpx31', [4, 8, 160], 'shared', ALL, 13.6),
-  type(25, 'cpx41', [8, 16, 240], 'shared', ALL, 25.2),
-  type(26, 'cpx51', [16, 32, 360], 'shared', ALL, 54.9),
+  OLD_CPX(type(22, 'cpx11', [2, 2, 40], 'shared', ALL, 4.35)),
+  OLD_CPX(type(23, 'cpx21', [3, 4, 80], 'shared', ALL, 7.55)),
+  OLD_CPX(type(24, 'cpx31', [4, 8, 160], 'shared', ALL, 13.6)),
+  OLD_CPX(type(25, 'cpx41', [8, 16, 240], 'shared', ALL, 25.2)),
+  OLD_CPX(type(26, 'cpx51', [16, 32, 360], 'shared', ALL, 54.9)),
   type(104, 'cx22', [2, 4, 40], 'shared', EU, 3.79),
   type(105, 'cx32', [4, 8, 80], 'shared', EU, 6.8),
   type(106, 'cx42', [8, 16, 160], 'shared', EU, 16.4),
@@ -137,7 +140,9 @@ export function serverTypeJson(
     locations: sold.map((loc) => ({
       id: loc.id,
       name: loc.name,
-      deprecation: null,
+      deprecation: entry.deprecatedIn?.includes(loc.name)
+        ? { announced: '2025-10-16T09:00:00Z', unavailable_after: '2026-01-01T00:00:00Z' }
+        : null,
       recommended: loc.name === sold[0]?.name,
       available: !isUnavailable(entry.name, loc.name),
     })),

@@ -17,8 +17,11 @@ export interface ActionError {
 
 /** Fault injection for tests. Each fault stays until used up or `clear()`. */
 export interface Faults {
-  /** The next `times` matching requests get this error, or lose their connection (`'drop'`). */
-  failNext(match: RequestMatch, answer: FaultAnswer | 'drop', times?: number): void;
+  /**
+   * The next `times` matching requests get this error, or lose their connection before they are
+   * handled (`'drop'`) or after (`'lose-answer'`: the work is done, the caller never hears so).
+   */
+  failNext(match: RequestMatch, answer: FaultAnswer | 'drop' | 'lose-answer', times?: number): void;
   /** Every matching request (all when no match is given) waits `ms` before it is handled. */
   delay(ms: number, match?: RequestMatch): void;
   /** The next `times` actions with this command (any when omitted) end in `error`. */
@@ -34,12 +37,16 @@ function matches(match: RequestMatch, method: string, path: string): boolean {
 }
 
 export class FaultSet implements Faults {
-  private failures: { match: RequestMatch; answer: FaultAnswer | 'drop'; left: number }[] = [];
+  private failures: {
+    match: RequestMatch;
+    answer: FaultAnswer | 'drop' | 'lose-answer';
+    left: number;
+  }[] = [];
   private delays: { match: RequestMatch; ms: number }[] = [];
   private actionFailures: { command?: string; error: ActionError; left: number }[] = [];
   private soldOut = new Set<string>();
 
-  failNext(match: RequestMatch, answer: FaultAnswer | 'drop', times = 1): void {
+  failNext(match: RequestMatch, answer: FaultAnswer | 'drop' | 'lose-answer', times = 1): void {
     this.failures.push({ match, answer, left: times });
   }
 
@@ -63,7 +70,7 @@ export class FaultSet implements Faults {
   }
 
   /** Consumes one use of the first failure that matches this request. */
-  takeFailure(method: string, path: string): FaultAnswer | 'drop' | undefined {
+  takeFailure(method: string, path: string): FaultAnswer | 'drop' | 'lose-answer' | undefined {
     const failure = this.failures.find((f) => f.left > 0 && matches(f.match, method, path));
     if (!failure) return undefined;
     failure.left -= 1;

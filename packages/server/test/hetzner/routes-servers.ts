@@ -103,6 +103,7 @@ function createServer(context: RouteContext) {
     throw resourceLimitExceeded('server_limit');
   if (
     !serverType.locations.includes(location.name) ||
+    serverType.deprecatedIn?.includes(location.name) ||
     context.faults.isUnavailable(serverType.name, location.name)
   )
     throw new HetznerError(

@@ -121,7 +121,8 @@ export async function startHetznerStandIn(options: StandInOptions = {}): Promise
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const fault = faults.takeFailure(method, path);
     if (fault === 'drop') return void req.socket.destroy();
-    if (fault) return fail(new HetznerError(fault.status, fault.code, fault.message ?? fault.code));
+    if (fault && fault !== 'lose-answer')
+      return fail(new HetznerError(fault.status, fault.code, fault.message ?? fault.code));
     if (req.headers.authorization !== `Bearer ${token}`)
       return fail(new HetznerError(401, 'unauthorized', 'unable to authenticate'));
     if (typeof body === 'string')
@@ -141,6 +142,8 @@ export async function startHetznerStandIn(options: StandInOptions = {}): Promise
       });
       const meta = (answer.body as { meta?: { pagination?: PaginationMeta } })?.meta?.pagination;
       if (meta) headers.Link = linkHeader(baseUrl, path, meta);
+      // The work is done, its answer lost on the way (a crash or a dropped connection).
+      if (fault === 'lose-answer') return void req.socket.destroy();
       send(answer);
     } catch (error) {
       if (error instanceof HetznerError) return fail(error);

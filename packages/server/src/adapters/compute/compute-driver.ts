@@ -74,13 +74,18 @@ export interface ComputeDriver {
 }
 
 /**
- * A failure the driver can name and that trying again cannot fix (the image is not there): the
- * machine goes to `error` at once with `reason` as its `statusReason`.
+ * A failure the driver can name and that trying again cannot fix (the image is not there, the
+ * provider's account is at its limit, the size is sold out where it was asked for): the machine
+ * goes to `error` at once with `reason` as its `statusReason`.
  */
 export class ComputeFailure extends Error {
   override name = 'ComputeFailure';
   constructor(
-    readonly reason: 'image_unavailable',
+    readonly reason:
+      | 'image_unavailable'
+      | 'resource_limit_exceeded'
+      | 'resource_unavailable'
+      | 'placement_error',
     message: string,
   ) {
     super(message);

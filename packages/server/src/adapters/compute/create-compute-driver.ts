@@ -1,22 +1,33 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ComputeConfig } from '../../config/config.js';
+import type { Secrets } from '../../config/secrets.js';
 import type { Logger } from '../../logger.js';
 import type { ComputeDriver } from './compute-driver.js';
+import { HetznerComputeDriver } from './hetzner/hetzner-compute-driver.js';
 import { IncusComputeDriver } from './incus/incus-compute-driver.js';
 import { LocalComputeDriver } from './local-compute-driver.js';
 
 /**
- * The configured driver: `local` (embedded default, development only) or `incus`, whose daemon
- * must answer now (and trust us, when remote), so a service that cannot make machines says so at
- * start, naming the socket or URL.
+ * The configured driver: `local` (embedded default, development only), `incus`, whose daemon
+ * must answer now (and trust us, when remote), or `hetzner`, whose API must take the token and
+ * sell a server type for every size: a service that cannot make machines says so at start,
+ * naming the socket or URL.
  */
 export async function createComputeDriver(
   config: ComputeConfig,
   dataDir: string,
   log: Logger,
+  secrets: Pick<Secrets, 'hcloudToken'> = {},
 ): Promise<ComputeDriver> {
   if (config.driver === 'local') return new LocalComputeDriver(path.join(dataDir, 'machines'), log);
+  if (config.driver === 'hetzner') {
+    if (!secrets.hcloudToken) throw new Error('HCLOUD_TOKEN: required when COMPUTE_DRIVER=hetzner');
+    const { driver: _driver, ...options } = config;
+    const driver = new HetznerComputeDriver({ ...options, token: secrets.hcloudToken }, log);
+    await driver.connect();
+    return driver;
+  }
   const remote = config.remote && {
     url: config.remote.url,
     cert: await readFile(config.remote.clientCertFile, 'utf8'),

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
+import type { CliBuild } from '../cli-build.js';
 import type { IncusClient } from './incus-client.js';
 
 // What an Agent instance is beyond a plain one: the Agent image's user and gateway (see
@@ -46,41 +46,6 @@ export async function pushAgentEnv(
   const file = path.posix.join(AGENT_HOME, AGENT_ENV_PATH);
   await client.makeDirectory(instance, path.posix.dirname(file), { ...AGENT_USER, mode: 0o700 });
   await client.pushFile(instance, file, agentEnvFile(env), { ...AGENT_USER, mode: 0o600 });
-}
-
-interface CliFile {
-  readonly relative: string;
-  readonly isDirectory: boolean;
-  readonly mode: number;
-}
-
-/** The `svc` build (`packages/cli/dist`): its files, parents first, and a hash of them all. */
-export interface CliBuild {
-  readonly hash: string;
-  readonly files: readonly CliFile[];
-}
-
-/** Reads the build as it is now, or `undefined` when there is none (never built). */
-export async function readCliBuild(dir: string): Promise<CliBuild | undefined> {
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const files = await Promise.all(
-    entries.map(async (entry) => {
-      const full = path.join(entry.parentPath, entry.name);
-      return {
-        relative: path.relative(dir, full).split(path.sep).join('/'),
-        isDirectory: entry.isDirectory(),
-        mode: (await stat(full)).mode & 0o777,
-      };
-    }),
-  );
-  files.sort((a, b) => a.relative.localeCompare(b.relative));
-  const hash = createHash('sha256');
-  for (const file of files) {
-    hash.update(`${file.relative}\0${file.mode}\0`);
-    if (!file.isDirectory) hash.update(await readFile(path.join(dir, file.relative)));
-  }
-  return { hash: hash.digest('hex'), files };
 }
 
 /**

@@ -2,19 +2,14 @@ import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
+import { readCliBuild } from '../cli-build.js';
 import {
   type ComputeDriver,
   ComputeFailure,
   type CreateServerSpec,
   type ServerInfo,
 } from '../compute-driver.js';
-import {
-  agentFirewall,
-  CLI_BUILD_KEY,
-  pushAgentEnv,
-  pushCliBuild,
-  readCliBuild,
-} from './incus-agent.js';
+import { agentFirewall, CLI_BUILD_KEY, pushAgentEnv, pushCliBuild } from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
 import {

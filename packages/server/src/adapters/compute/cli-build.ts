@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface CliFile {
+  readonly relative: string;
+  readonly isDirectory: boolean;
+  readonly mode: number;
+}
+
+/** The `svc` build (`packages/cli/dist`): its files, parents first, and a hash of them all. */
+export interface CliBuild {
+  readonly hash: string;
+  readonly files: readonly CliFile[];
+}
+
+/** Reads the build as it is now, or `undefined` when there is none (never built). */
+export async function readCliBuild(dir: string): Promise<CliBuild | undefined> {
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = await Promise.all(
+    entries.map(async (entry) => {
+      const full = path.join(entry.parentPath, entry.name);
+      return {
+        relative: path.relative(dir, full).split(path.sep).join('/'),
+        isDirectory: entry.isDirectory(),
+        mode: (await stat(full)).mode & 0o777,
+      };
+    }),
+  );
+  files.sort((a, b) => a.relative.localeCompare(b.relative));
+  const hash = createHash('sha256');
+  for (const file of files) {
+    hash.update(`${file.relative}\0${file.mode}\0`);
+    if (!file.isDirectory) hash.update(await readFile(path.join(dir, file.relative)));
+  }
+  return { hash: hash.digest('hex'), files };
+}

@@ -1,0 +1,79 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Hono } from 'hono';
+import { create as createTar } from 'tar';
+import { readCliBuild } from '../adapters/compute/cli-build.js';
+import { AppError } from '../errors.js';
+import type { AppEnv } from './app-env.js';
+
+/** The runtime machines install: Node (the one this service runs on) and the one-file `svc`. */
+export const SVC_DOWNLOAD = `/downloads/svc-${process.platform}-${process.arch}.tar.gz`;
+
+/**
+ * Serves `SVC_DOWNLOAD`, what a cloud machine's first boot installs into `/opt/svc` (`bin/node`,
+ * `svc.mjs` and what it loads). Built once per `svc` build and Node version into
+ * `DATA_DIR/downloads`, and rebuilt when either changes; the ETag is the build's hash. Nothing
+ * in it is secret: machines fetch it before they hold any credential.
+ */
+export function mountDownloads(
+  app: Hono<AppEnv>,
+  options: { readonly cliBuildDir: string; readonly dataDir: string },
+): void {
+  const building = new Map<string, Promise<string>>();
+  app.get(SVC_DOWNLOAD, async (c) => {
+    const build = await readCliBuild(options.cliBuildDir);
+    if (!build) {
+      throw new AppError('not_found', {
+        message: 'svc is not built on this service: run npm run build:cli',
+      });
+    }
+    const tag = `"${build.hash.slice(0, 32)}-${process.version}"`;
+    if (c.req.header('if-none-match') === tag) return c.body(null, 304);
+    const name = `svc-${tag.slice(1, -1)}.tar.gz`;
+    let file = building.get(name);
+    if (!file) {
+      file = archive(options, name);
+      building.set(name, file);
+      file.catch(() => building.delete(name));
+    }
+    const ready = await file;
+    const { size } = await stat(ready);
+    return c.body(Readable.toWeb(createReadStream(ready)) as ReadableStream, 200, {
+      'content-type': 'application/gzip',
+      'content-length': String(size),
+      etag: tag,
+      'cache-control': 'no-cache',
+    });
+  });
+}
+
+/** Writes the archive beside its final name and renames it: a reader never sees half of it. */
+async function archive(
+  options: { readonly cliBuildDir: string; readonly dataDir: string },
+  name: string,
+): Promise<string> {
+  const dir = path.join(options.dataDir, 'downloads');
+  const final = path.join(dir, name);
+  if (await stat(final).catch(() => undefined)) return final;
+  // A staging tree of links: bin/node to this process's Node, the rest to the build's files.
+  const stage = path.join(dir, `.stage-${process.pid}-${Date.now()}`);
+  await mkdir(path.join(stage, 'bin'), { recursive: true });
+  try {
+    await symlink(process.execPath, path.join(stage, 'bin', 'node'));
+    const build = path.resolve(options.cliBuildDir);
+    const top = (await readCliBuild(build))?.files.filter((f) => !f.relative.includes('/')) ?? [];
+    for (const file of top)
+      await symlink(path.join(build, file.relative), path.join(stage, file.relative));
+    const partial = `${final}.partial-${process.pid}`;
+    await createTar({ gzip: true, cwd: stage, file: partial, follow: true, portable: true }, [
+      'bin',
+      ...top.map((f) => f.relative),
+    ]);
+    await rename(partial, final);
+    return final;
+  } finally {
+    await rm(stage, { recursive: true, force: true });
+  }
+}
