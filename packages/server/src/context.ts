@@ -108,6 +108,7 @@ export async function createContext(
       log.db.warn({ err }, 'idle database connection failed'),
     ));
   const jobs = createJobQueue(database, log.jobs, {
+    heartbeatSeconds: config.timing.jobHeartbeatSeconds,
     ...(overrides.immediateJobRetries && { immediateRetries: true }),
     ...(overrides.jobPollingIntervalSeconds && {
       pollingIntervalSeconds: overrides.jobPollingIntervalSeconds,

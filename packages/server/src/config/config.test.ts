@@ -19,7 +19,11 @@ describe('loadConfig', () => {
     expect(config.dataDir).toMatch(/\/data$/);
     expect(config.compute.driver).toBe('local');
     expect(config.objectStore.kind).toBe('fs');
-    expect(config.timing).toEqual({ provisionTimeoutMs: 300_000, refreshTimeoutMs: 10_000 });
+    expect(config.timing).toEqual({
+      provisionTimeoutMs: 300_000,
+      refreshTimeoutMs: 10_000,
+      jobHeartbeatSeconds: 30,
+    });
     expect(config.bundles).toEqual({ maxFileBytes: 100_000_000, maxTotalBytes: 2_000_000_000 });
     expect(config.providers.suite.clientId).toBeUndefined();
     expect(secrets.encryption).toBeUndefined();

@@ -105,7 +105,12 @@ export interface Config {
   readonly compute: ComputeConfig;
   readonly objectStore: ObjectStoreConfig;
   readonly bundles: BundleLimits;
-  readonly timing: { readonly provisionTimeoutMs: number; readonly refreshTimeoutMs: number };
+  readonly timing: {
+    readonly provisionTimeoutMs: number;
+    readonly refreshTimeoutMs: number;
+    /** A running job's worker, silent this long, is taken for dead and the job retried. */
+    readonly jobHeartbeatSeconds: number;
+  };
   readonly providers: Readonly<Record<'suite' | 'code' | 'music', ProviderEndpoints>>;
 }
 
@@ -249,6 +254,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     bundles: { maxFileBytes: env.BUNDLE_MAX_FILE_BYTES, maxTotalBytes: env.BUNDLE_MAX_TOTAL_BYTES },
     timing: {
       provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
+      jobHeartbeatSeconds: env.JOB_HEARTBEAT_SECONDS,
       refreshTimeoutMs: env.REFRESH_TIMEOUT_MS,
     },
     providers: {

@@ -85,6 +85,8 @@ export const EnvSchema = z.object({
   BUNDLE_MAX_FILE_BYTES: integer(100_000_000, 1, 1_000_000_000_000),
   BUNDLE_MAX_TOTAL_BYTES: integer(2_000_000_000, 1, 1_000_000_000_000),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
+  /** A job whose process fell silent this long (killed) is retried by another (seconds). */
+  JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),
   REFRESH_TIMEOUT_MS: integer(10_000, 100, 120_000),
   SUITE_CLIENT_ID: optional,
   SUITE_CLIENT_SECRET: optional,

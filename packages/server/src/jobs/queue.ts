@@ -34,7 +34,15 @@ export interface JobQueueOptions {
   readonly pollingIntervalSeconds?: number;
   /** Retry failed jobs at once instead of backing off (tests that exhaust retries). */
   readonly immediateRetries?: boolean;
+  /**
+   * A running job's worker says it is alive this often (half of it); a job whose worker fell
+   * silent this long (a killed process) is failed and retried, instead of waiting out its
+   * expiry. Also how often the queue looks for such jobs. pg-boss minimum: 10.
+   */
+  readonly heartbeatSeconds?: number;
 }
+
+const DEFAULT_HEARTBEAT_SECONDS = 30;
 
 export function createJobQueue(
   database: Database,
@@ -42,10 +50,20 @@ export function createJobQueue(
   options: JobQueueOptions = {},
 ): JobQueue {
   const connection = database.jobsConnection;
+  const heartbeatSeconds = options.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS;
+  const supervision = {
+    superviseIntervalSeconds: heartbeatSeconds,
+    monitorIntervalSeconds: heartbeatSeconds,
+  };
   const boss =
     connection.kind === 'pglite'
-      ? new PgBoss({ db: connection.db, backend: 'pglite', schema: 'pgboss' })
-      : new PgBoss({ connectionString: connection.connectionString, schema: 'pgboss', max: 4 });
+      ? new PgBoss({ db: connection.db, backend: 'pglite', schema: 'pgboss', ...supervision })
+      : new PgBoss({
+          connectionString: connection.connectionString,
+          schema: 'pgboss',
+          max: 4,
+          ...supervision,
+        });
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
   const definitions = new Map<string, JobDefinition<unknown>>();
   let started = false;
@@ -94,6 +112,7 @@ export function createJobQueue(
       const data = definition.payload.parse(payload) as object;
       return boss.send(name, data, {
         db: fromKysely(executor),
+        heartbeatSeconds,
         ...(enqueueOptions.startAfterSeconds !== undefined && {
           startAfter: enqueueOptions.startAfterSeconds,
         }),
