@@ -1,5 +1,7 @@
 import { type MachineMoveAction, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hetznerDriverOnStandIn } from '../../test/hetzner/driver.js';
+import { expectConformant } from '../../test/hetzner/test-helpers.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -44,14 +46,24 @@ const RESOURCES = [
   },
 ] as const;
 
-const cases = databaseKinds.flatMap((kind) => RESOURCES.map((r) => [kind, r.path, r] as const));
+// Every database with the test driver; and the hetzner driver against the stand-in of Hetzner
+// Cloud (its requests checked against Hetzner's description), where the moves must also reach
+// the provider.
+const cases = [
+  ...databaseKinds.flatMap((kind) => RESOURCES.map((r) => [kind, 'test', r.path, r] as const)),
+  ...RESOURCES.map((r) => ['pglite', 'hetzner', r.path, r] as const),
+];
 
-describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
+describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver, _, resource) => {
   let t: TestContext;
   let client: TestClient;
+  let hetzner: Awaited<ReturnType<typeof hetznerDriverOnStandIn>> | undefined;
   const ids = new Map<string, string>();
   beforeAll(async () => {
-    t = await createTestContext(kind);
+    hetzner = driver === 'hetzner' ? await hetznerDriverOnStandIn() : undefined;
+    t = await createTestContext(kind, {
+      ...(hetzner && { overrides: { compute: hetzner.driver } }),
+    });
     client = t.newClient();
     await signUpUser(client);
     // One running machine per case, then put each in the state its case starts from.
@@ -78,7 +90,11 @@ describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
         .execute();
     }
   }, 120_000);
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    await t?.close();
+    if (hetzner) expectConformant(hetzner.conformance);
+    await hetzner?.standIn.close();
+  });
 
   for (const action of ACTIONS) {
     for (const state of STATES) {
@@ -108,4 +124,34 @@ describe.each(cases)('Moves table over HTTP on %s: %s', (kind, _, resource) => {
       });
     }
   }
+
+  if (driver !== 'hetzner') return;
+  it('the moves reach Hetzner: destroyed machines leave no server or firewall', async () => {
+    const stand = hetzner?.standIn;
+    const destroyed = STATES.filter((state) => EXPECTED.destroy[state]).map(
+      (state) => ids.get(`destroy:${state}`) as string,
+    );
+    const left = (resources: Iterable<{ labels: Record<string, string> }>) =>
+      [...resources].filter((r) => destroyed.includes(r.labels['svc/machine'] as string));
+    await waitFor(
+      async () =>
+        (await Promise.all(destroyed.map((id) => client.get(`${resource.path}/${id}`)))).every(
+          (res) => res.status === 404,
+        ),
+      60_000,
+      'destroyed',
+    );
+    expect(left(stand?.state.servers.values() ?? [])).toEqual([]);
+    expect(left(stand?.state.firewalls.values() ?? [])).toEqual([]);
+    const stopped = ids.get('stop:running') as string;
+    await waitFor(
+      async () => (await client.get(`${resource.path}/${stopped}`)).body.status === 'stopped',
+      60_000,
+      'stopped',
+    );
+    const server = [...(stand?.state.servers.values() ?? [])].find(
+      (s) => s.labels['svc/machine'] === stopped,
+    );
+    expect(server?.status).toBe('off');
+  }, 120_000);
 });
