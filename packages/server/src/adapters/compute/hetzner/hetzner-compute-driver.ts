@@ -64,6 +64,8 @@ export class HetznerComputeDriver implements ComputeDriver {
   readonly #serial = new KeyedQueue();
   /** Hetzner's id of each machine's server, once seen: ids never change, lookups cost requests. */
   readonly #serverIds = new Map<string, number>();
+  /** Hetzner's id of each machine's firewall, once seen. */
+  readonly #firewallIds = new Map<string, number>();
   /** Images known to exist, by name. */
   readonly #images = new Set<string>();
   #sizes: SizeTable | undefined;
@@ -123,14 +125,20 @@ export class HetznerComputeDriver implements ComputeDriver {
     const rules = isAgent
       ? agentFirewall(this.options.gatewaySources)
       : (spec.firewall ?? DEFAULT_FIREWALL_RULES);
-    let server = await this.#find(spec.id);
+    let server = this.#serverIds.has(spec.id) ? await this.#find(spec.id) : undefined;
     if (!server) {
-      // The firewall first: the server boots behind it.
-      const firewall = await this.#ensureFirewall(spec.id, spec.labels, rules);
+      // The firewall first: the server boots behind it. Finding it made already (its name is
+      // taken) says this is a retry, and only then is the server looked for: a first attempt
+      // costs no lookups (the project's rate limit is 3,600 requests an hour).
+      const { firewall, existed } = await this.#ensureFirewall(spec.id, spec.labels, rules);
+      if (existed) server = await this.#find(spec.id);
+    }
+    if (!server) {
+      const firewall = this.#firewallIds.get(spec.id) as number;
       const image = spec.sourceServerId
         ? String(await this.#snapshotFor(spec.sourceServerId, spec.id))
         : await this.#requireImage(isAgent ? this.options.agentImage : spec.image);
-      server = await this.#create(spec, image, firewall.id, isAgent);
+      server = await this.#create(spec, image, firewall, isAgent);
     }
     server = await this.#settle(server);
     if (server.status === 'off') server = await this.#power(server, 'poweron');
@@ -216,7 +224,10 @@ export class HetznerComputeDriver implements ComputeDriver {
         if (answer) await this.#actions.wait([answer.action]);
       }
       this.#serverIds.delete(id);
-      for (const firewall of await this.#firewallsOf(id)) await this.#deleteFirewall(firewall);
+      const known = this.#firewallIds.get(id);
+      const firewalls = known === undefined ? await this.#firewallsOf(id) : [{ id: known }];
+      for (const firewall of firewalls) await this.#deleteFirewall(firewall);
+      this.#firewallIds.delete(id);
       await this.#deleteImages(id);
     });
   }
@@ -264,7 +275,12 @@ export class HetznerComputeDriver implements ComputeDriver {
   setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
     return this.#serial.run(id, async () => {
       const server = await this.#require(id);
-      const firewall = await this.#ensureFirewall(id, labelsOf(server.labels), rules, server.id);
+      const { firewall } = await this.#ensureFirewall(
+        id,
+        labelsOf(server.labels),
+        rules,
+        server.id,
+      );
       const { actions } = await this.#client.request<{ actions: Action[] }>(
         'POST',
         `/firewalls/${firewall.id}/actions/set_rules`,
@@ -287,14 +303,18 @@ export class HetznerComputeDriver implements ComputeDriver {
     return firewall ? fromHcloudRules(firewall.rules) : [];
   }
 
-  /** The machine's firewall, made (with `rules`) and applied to its server where missing. */
+  /**
+   * The machine's firewall, made (with `rules`) and applied to its server where missing; `existed`
+   * when it was there before. Made first and looked for only when its name is taken.
+   */
   async #ensureFirewall(
     id: string,
     labels: Readonly<Record<string, string>>,
     rules: readonly FirewallRule[],
     serverId?: number,
-  ): Promise<HcloudFirewall> {
-    let [firewall] = await this.#firewallsOf(id);
+  ): Promise<{ firewall: HcloudFirewall; existed: boolean }> {
+    let firewall: HcloudFirewall | undefined;
+    if (this.#firewallIds.has(id) || serverId) [firewall] = await this.#firewallsOf(id);
     if (!firewall) {
       try {
         const made = await this.#client.request<{ firewall: HcloudFirewall; actions: Action[] }>(
@@ -309,8 +329,9 @@ export class HetznerComputeDriver implements ComputeDriver {
             },
           },
         );
+        this.#firewallIds.set(id, made.firewall.id);
         await this.#actions.wait(made.actions);
-        return made.firewall;
+        return { firewall: made.firewall, existed: false };
       } catch (error) {
         if (!(error instanceof HcloudError && error.code === 'uniqueness_error')) throw error;
         [firewall] = await this.#firewallsOf(id);
@@ -326,17 +347,19 @@ export class HetznerComputeDriver implements ComputeDriver {
       );
       await this.#actions.wait(actions);
     }
-    return firewall;
+    return { firewall, existed: true };
   }
 
-  #firewallsOf(id: string): Promise<HcloudFirewall[]> {
-    return this.#client.list<HcloudFirewall>('/firewalls', 'firewalls', {
+  async #firewallsOf(id: string): Promise<HcloudFirewall[]> {
+    const firewalls = await this.#client.list<HcloudFirewall>('/firewalls', 'firewalls', {
       label_selector: `${MACHINE_LABEL}==${id}`,
     });
+    if (firewalls[0]) this.#firewallIds.set(id, firewalls[0].id);
+    return firewalls;
   }
 
   /** A firewall is detached from a deleted server a moment after the deletion's action ends. */
-  async #deleteFirewall(firewall: HcloudFirewall) {
+  async #deleteFirewall(firewall: { readonly id: number }) {
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.#ignoreMissing(this.#client.request('DELETE', `/firewalls/${firewall.id}`));
