@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorEnvelope } from '@svc/contract';
+import { ENV_PUSH_PATH, ENV_PUSH_SIGNATURE_HEADER } from '@svc/contract/agent-env-push';
 import {
   GATEWAY_COOKIE,
   GATEWAY_COOKIE_TTL_SECONDS,
@@ -9,6 +10,7 @@ import {
 import { WebSocketServer } from 'ws';
 import type { Asset } from './assets.js';
 import { CODE_SERVER_PREFIX, type CodeServer } from './code-server.js';
+import { EnvPushes } from './env-push.js';
 import { FileAccessError, HomeFiles } from './files-api.js';
 import type { GatewayAuth } from './gateway-auth.js';
 import { editorPage, indexPage, PAGE_HEADERS, terminalPage } from './pages.js';
@@ -51,6 +53,7 @@ export function createGatewayServer(options: GatewayOptions) {
   const files = new HomeFiles(options.home);
   const terminals = new TerminalSessions(options.home, options.env);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const pushes = new EnvPushes(options.home);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -77,6 +80,17 @@ export function createGatewayServer(options: GatewayOptions) {
     if (route === `${GATEWAY_PREFIX}/health`) return json(res, 200, { status: 'ok' });
     if (route === `${GATEWAY_PREFIX}/version`) return json(res, 200, { version: options.version });
     if (route === `${GATEWAY_PREFIX}/open`) return open(url, res);
+    // The service's own request, authenticated by its signature, not by a browser's cookie.
+    if (route === ENV_PUSH_PATH && req.method === 'POST') {
+      const signature = req.headers[ENV_PUSH_SIGNATURE_HEADER];
+      const answer = await pushes.take(
+        await readBody(req),
+        typeof signature === 'string' ? signature : undefined,
+      );
+      if (answer.status === 204) return void res.writeHead(204).end();
+      const code = answer.status === 404 ? 'not_found' : 'forbidden';
+      return json(res, answer.status, errorEnvelope(code, { detail: answer.reason }));
+    }
     if (!(await options.auth.isAuthorized(req.headers.cookie, cookieName))) {
       // A person at a browser is sent to open the Agent; scripts and tools get the 401.
       const dashboard = isRead && wantsPage(req) ? await options.dashboardUrl?.() : undefined;

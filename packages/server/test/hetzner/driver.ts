@@ -1,5 +1,10 @@
+import { pushPrivateKey } from '@svc/contract/agent-env-push';
 import pino from 'pino';
-import { HetznerComputeDriver } from '../../src/adapters/compute/hetzner/hetzner-compute-driver.js';
+import {
+  HetznerComputeDriver,
+  type HetznerDriverOptions,
+} from '../../src/adapters/compute/hetzner/hetzner-compute-driver.js';
+import { TEST_ENV } from '../test-context.js';
 import type { Conformance } from './conformance.js';
 import { type StandInOptions, startHetznerStandIn } from './stand-in.js';
 import { conformanceOrWarn } from './test-helpers.js';
@@ -18,14 +23,28 @@ export const DRIVER_OPTIONS = {
   gatewaySources: ['198.51.100.7/32'],
 } as const;
 
+/** A driver on `standIn`, connected, signing pushes with the test service's key. */
+export async function hetznerDriver(
+  standIn: { url: string; token: string },
+  extra: Partial<HetznerDriverOptions> = {},
+) {
+  const driver = new HetznerComputeDriver(
+    {
+      ...DRIVER_OPTIONS,
+      endpoint: standIn.url,
+      token: standIn.token,
+      pushKey: pushPrivateKey(Buffer.from(TEST_ENV.HMAC_KEY, 'base64')),
+      ...extra,
+    },
+    pino({ level: 'silent' }),
+  );
+  await driver.connect();
+  return driver;
+}
+
 /** A stand-in checked against Hetzner's description, and a connected driver on it. */
 export async function hetznerDriverOnStandIn(options: StandInOptions = {}) {
   const conformance: Conformance | undefined = await conformanceOrWarn();
   const standIn = await startHetznerStandIn({ ...options, ...(conformance && { conformance }) });
-  const driver = new HetznerComputeDriver(
-    { ...DRIVER_OPTIONS, endpoint: standIn.url, token: standIn.token },
-    pino({ level: 'silent' }),
-  );
-  await driver.connect();
-  return { standIn, driver, conformance };
+  return { standIn, driver: await hetznerDriver(standIn), conformance };
 }

@@ -36,6 +36,8 @@ export interface HetznerStandIn {
   readonly state: StandInState;
   readonly faults: Faults;
   readonly stats: { requests: number; rateLimited: number; byOperation: Map<string, number> };
+  /** The next server made gets this IPv4 address (a test's own listener, on loopback). */
+  pinNextIpv4(address: string): void;
   close(): Promise<void>;
 }
 
@@ -166,6 +168,9 @@ export async function startHetznerStandIn(options: StandInOptions = {}): Promise
     state: store,
     faults,
     stats,
+    pinNextIpv4: (address) => {
+      store.pinnedIpv4.push(address);
+    },
     async close() {
       actions.close();
       server.closeAllConnections();

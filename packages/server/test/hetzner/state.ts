@@ -122,13 +122,16 @@ export class Store implements StandInState {
     return this.lastId;
   }
 
+  /** Addresses the next servers get instead (a test's own listener on loopback). */
+  readonly pinnedIpv4: string[] = [];
+
   /** Documentation ranges: IPv4 from TEST-NET-3, IPv6 /64s from 2001:db8::/32. */
   allocateAddresses() {
     this.addressCount += 1;
     const n = this.addressCount;
     if (n > 254) throw new Error('the stand-in has no more addresses in 203.0.113.0/24');
     return {
-      ipv4: { id: this.nextId(), ip: `203.0.113.${n}` },
+      ipv4: { id: this.nextId(), ip: this.pinnedIpv4.shift() ?? `203.0.113.${n}` },
       ipv6: { id: this.nextId(), ip: `2001:db8:0:${n.toString(16)}::/64` },
     };
   }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pushPrivateKey } from '@svc/contract/agent-env-push';
 import type { ComputeConfig } from '../../config/config.js';
 import type { Secrets } from '../../config/secrets.js';
 import type { Logger } from '../../logger.js';
@@ -18,13 +19,16 @@ export async function createComputeDriver(
   config: ComputeConfig,
   dataDir: string,
   log: Logger,
-  secrets: Pick<Secrets, 'hcloudToken'> = {},
+  secrets: Pick<Secrets, 'hcloudToken' | 'hmacKey'>,
 ): Promise<ComputeDriver> {
   if (config.driver === 'local') return new LocalComputeDriver(path.join(dataDir, 'machines'), log);
   if (config.driver === 'hetzner') {
     if (!secrets.hcloudToken) throw new Error('HCLOUD_TOKEN: required when COMPUTE_DRIVER=hetzner');
     const { driver: _driver, ...options } = config;
-    const driver = new HetznerComputeDriver({ ...options, token: secrets.hcloudToken }, log);
+    const driver = new HetznerComputeDriver(
+      { ...options, token: secrets.hcloudToken, pushKey: pushPrivateKey(secrets.hmacKey) },
+      log,
+    );
     await driver.connect();
     return driver;
   }

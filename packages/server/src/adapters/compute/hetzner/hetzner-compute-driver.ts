@@ -1,4 +1,10 @@
+import type { KeyObject } from 'node:crypto';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule, type Region, type Size } from '@svc/contract';
+import {
+  ENV_PUSH_PATH,
+  ENV_PUSH_SIGNATURE_HEADER,
+  signEnvPush,
+} from '@svc/contract/agent-env-push';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import {
@@ -36,6 +42,10 @@ export interface HetznerDriverOptions {
   readonly agentImage: string;
   /** Where the edge proxy reaches Agents' gateways from (their firewall's only opening). */
   readonly gatewaySources: readonly string[];
+  /** Signs pushes of new credentials to Agents (`agent-env-push`). */
+  readonly pushKey?: KeyObject;
+  /** Where Agents' gateways listen (tests put one elsewhere). */
+  readonly gatewayPort?: number;
 }
 
 /** Provider answers that no retry changes: provisioning fails with the code as its reason. */
@@ -144,7 +154,7 @@ export class HetznerComputeDriver implements ComputeDriver {
     if (server.status === 'off') server = await this.#power(server, 'poweron');
     // A clone's snapshot served its purpose once the server runs from it; it costs by the GB.
     if (spec.sourceServerId) await this.#deleteImages(spec.id);
-    return info(server);
+    return this.#info(server);
   }
 
   async #create(
@@ -234,7 +244,7 @@ export class HetznerComputeDriver implements ComputeDriver {
 
   async getServer(id: string): Promise<ServerInfo | undefined> {
     const server = await this.#find(id);
-    return server && info(server);
+    return server && this.#info(server);
   }
 
   /**
@@ -253,7 +263,7 @@ export class HetznerComputeDriver implements ComputeDriver {
       label_selector,
       type: 'snapshot',
     });
-    const found = new Map(servers.map((s) => [s.labels[MACHINE_LABEL] as string, info(s)]));
+    const found = new Map(servers.map((s) => [s.labels[MACHINE_LABEL] as string, this.#info(s)]));
     for (const leftover of [...firewalls, ...images]) {
       const id = leftover.labels[MACHINE_LABEL] as string;
       if (!found.has(id)) found.set(id, { id, status: 'off', labels: labelsOf(leftover.labels) });
@@ -261,14 +271,33 @@ export class HetznerComputeDriver implements ComputeDriver {
     return [...found.values()];
   }
 
+  /**
+   * An Agent's new credentials, pushed to its gateway signed with the service's push key (no
+   * way into a cloud server but through it). A stopped Agent cannot take it: the push fails and
+   * its job tries again later. Plain VMs carry no credentials.
+   */
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     return this.#serial.run(id, async () => {
-      await this.#require(id);
-      // TODO(hetzner): the gateway's signed push; until then the machine keeps the token it had.
-      this.log.warn(
-        { machineId: id, keys: Object.keys(env) },
-        'token push not available on Hetzner',
-      );
+      const server = await this.#require(id);
+      const gateway = this.#info(server).gateway;
+      if (!gateway) return;
+      if (!this.options.pushKey) throw new Error('the hetzner driver has no push key');
+      if (server.status !== 'running') throw new Error(`Agent ${id} is not running`);
+      const { body, signature } = signEnvPush(this.options.pushKey, {
+        agentId: id,
+        issuedAt: Date.now(),
+        env,
+      });
+      const host = gateway.host.includes(':') ? `[${gateway.host}]` : gateway.host;
+      const response = await fetch(`http://${host}:${gateway.port}${ENV_PUSH_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [ENV_PUSH_SIGNATURE_HEADER]: signature },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (response.status !== 204) {
+        throw new Error(`Agent ${id}'s gateway refused the push: ${response.status}`);
+      }
     });
   }
 
@@ -463,6 +492,10 @@ export class HetznerComputeDriver implements ComputeDriver {
       current = await this.#require(current.labels[MACHINE_LABEL] as string);
     }
     return current;
+  }
+
+  #info(server: HcloudServer): ServerInfo {
+    return info(server, this.options.gatewayPort);
   }
 
   async #find(id: string): Promise<HcloudServer | undefined> {

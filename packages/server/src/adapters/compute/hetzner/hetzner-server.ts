@@ -75,7 +75,7 @@ const firstAddress = (network: string) => {
   return prefix.endsWith('::') ? `${prefix}1` : prefix;
 };
 
-export function info(server: HcloudServer): ServerInfo {
+export function info(server: HcloudServer, gatewayPort = GATEWAY_PORT): ServerInfo {
   const ipv4 = server.public_net.ipv4?.ip;
   const ipv6 = server.public_net.ipv6?.ip && firstAddress(server.public_net.ipv6.ip);
   const host = ipv4 ?? ipv6;
@@ -87,7 +87,7 @@ export function info(server: HcloudServer): ServerInfo {
     ...(ipv6 && { ipv6 }),
     ...(host &&
       (isAgentServer(server)
-        ? { gateway: { host, port: GATEWAY_PORT } }
+        ? { gateway: { host, port: gatewayPort } }
         : { ssh: { host, port: 22 } })),
   };
 }

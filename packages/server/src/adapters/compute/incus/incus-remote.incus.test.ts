@@ -82,6 +82,7 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
       },
       dir,
       pino({ level: 'silent' }),
+      { hmacKey: Buffer.alloc(32, 2) },
     );
 
   it('talks to the daemon over HTTPS with a trusted client certificate', async () => {
