@@ -1,9 +1,7 @@
 import type { Agent } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hetznerDriverOnStandIn } from '../../test/hetzner/driver.js';
-import { expectConformant } from '../../test/hetzner/test-helpers.js';
+import { hetznerTestContext } from '../../test/hetzner/driver.js';
 import type { TestClient } from '../../test/test-client.js';
-import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 
 // Twenty Agents through their whole life on the hetzner driver, against a stand-in of Hetzner
@@ -14,20 +12,14 @@ const AGENTS = 20;
 const BUCKET = 10;
 
 describe('twenty Agents on a Hetzner project limited to one request a second', () => {
-  let t: TestContext;
+  let setup: Awaited<ReturnType<typeof hetznerTestContext>>;
   let client: TestClient;
-  let hetzner: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
+  let hetzner: Awaited<ReturnType<typeof hetznerTestContext>>['hetzner'];
   beforeAll(async () => {
-    hetzner = await hetznerDriverOnStandIn({ rateLimit: { limit: BUCKET, refillPerSecond: 1 } });
-    t = await createTestContext('pglite', { overrides: { compute: hetzner.driver } });
-    client = t.newClient();
-    await signUpUser(client);
+    setup = await hetznerTestContext({ rateLimit: { limit: BUCKET, refillPerSecond: 1 } });
+    ({ client, hetzner } = setup);
   });
-  afterAll(async () => {
-    await t?.close();
-    expectConformant(hetzner?.conformance);
-    await hetzner?.standIn.close();
-  });
+  afterAll(() => setup?.close());
 
   const statuses = async (ids: readonly string[]) =>
     Promise.all(

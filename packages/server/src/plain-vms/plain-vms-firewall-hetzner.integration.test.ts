@@ -1,10 +1,9 @@
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hetznerDriverOnStandIn } from '../../test/hetzner/driver.js';
-import { expectConformant } from '../../test/hetzner/test-helpers.js';
+import { hetznerTestContext } from '../../test/hetzner/driver.js';
+import { runningPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
-import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
-import { waitFor } from '../../test/wait.js';
+import type { TestContext } from '../../test/test-context.js';
 import { firewallSync } from './firewall-sync.js';
 
 // A Plain VM's firewall through the HTTP API on the hetzner driver, against the stand-in of
@@ -20,40 +19,20 @@ const MOSH: FirewallRule = {
 };
 
 describe('Plain VM firewalls on the hetzner driver', () => {
+  let setup: Awaited<ReturnType<typeof hetznerTestContext>>;
   let t: TestContext;
   let client: TestClient;
-  let hetzner: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
+  let hetzner: Awaited<ReturnType<typeof hetznerTestContext>>['hetzner'];
   beforeAll(async () => {
-    hetzner = await hetznerDriverOnStandIn();
-    t = await createTestContext('pglite', { overrides: { compute: hetzner.driver } });
-    client = t.newClient();
-    await signUpUser(client);
+    setup = await hetznerTestContext();
+    ({ t, client, hetzner } = setup);
   });
-  afterAll(async () => {
-    await t?.close();
-    expectConformant(hetzner?.conformance);
-    await hetzner?.standIn.close();
-  });
+  afterAll(() => setup?.close());
 
   let n = 0;
-  const runningVm = async () => {
+  const runningVm = () => {
     n += 1;
-    const res = await client.post('/api/plain-vms', {
-      name: `fw-${n}`,
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    });
-    expect(res.status).toBe(201);
-    const id = res.body.id as string;
-    await waitFor(
-      async () => (await client.get(`/api/plain-vms/${id}`)).body.status === 'running',
-      30_000,
-      'running',
-    );
-    return id;
+    return runningPlainVm(client, `fw-${n}`, 30_000);
   };
   const put = (id: string, rules: unknown[]) =>
     client.put(`/api/plain-vms/${id}/firewall`, { rules });

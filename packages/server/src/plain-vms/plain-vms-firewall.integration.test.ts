@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runningPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -27,24 +28,9 @@ describe.each(databaseKinds)('the firewall in the database and at the provider o
   });
   afterAll(() => t?.close());
 
-  const runningVm = async () => {
+  const runningVm = () => {
     n += 1;
-    const res = await client.post('/api/plain-vms', {
-      name: `fw-${n}`,
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    });
-    expect(res.status).toBe(201);
-    const id = res.body.id as string;
-    await waitFor(
-      async () => (await client.get(`/api/plain-vms/${id}`)).body.status === 'running',
-      15_000,
-      'running',
-    );
-    return id;
+    return runningPlainVm(client, `fw-${n}`, 15_000);
   };
   const put = (id: string, rules: FirewallRule[]) =>
     client.put(`/api/plain-vms/${id}/firewall`, { rules });

@@ -4,10 +4,10 @@ import {
   HetznerComputeDriver,
   type HetznerDriverOptions,
 } from '../../src/adapters/compute/hetzner/hetzner-compute-driver.js';
-import { TEST_ENV } from '../test-context.js';
+import { createTestContext, signUpUser, TEST_ENV } from '../test-context.js';
 import type { Conformance } from './conformance.js';
 import { type StandInOptions, startHetznerStandIn } from './stand-in.js';
-import { conformanceOrWarn } from './test-helpers.js';
+import { conformanceOrWarn, expectConformant } from './test-helpers.js';
 
 /** The environment a service process needs to run on the stand-in. */
 export const hetznerEnv = (standIn: { url: string; token: string }) => ({
@@ -47,4 +47,25 @@ export async function hetznerDriverOnStandIn(options: StandInOptions = {}) {
   const conformance: Conformance | undefined = await conformanceOrWarn();
   const standIn = await startHetznerStandIn({ ...options, ...(conformance && { conformance }) });
   return { standIn, driver: await hetznerDriver(standIn), conformance };
+}
+
+/**
+ * A test context whose machines the hetzner driver makes on a conformance-checked stand-in, and
+ * a signed-up client; `close` also asserts that every exchange matched Hetzner's description.
+ */
+export async function hetznerTestContext(options: StandInOptions = {}) {
+  const hetzner = await hetznerDriverOnStandIn(options);
+  const t = await createTestContext('pglite', { overrides: { compute: hetzner.driver } });
+  const client = t.newClient();
+  await signUpUser(client);
+  return {
+    t,
+    client,
+    hetzner,
+    async close() {
+      await t.close();
+      expectConformant(hetzner.conformance);
+      await hetzner.standIn.close();
+    },
+  };
 }

@@ -151,3 +151,15 @@ const messageOf = (error: unknown) => {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? error.message;
 };
+
+/** `undefined` for a resource that is not there (deleting it again is done). */
+export async function ignoreMissing<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof HcloudError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -14,10 +14,12 @@ import {
   type ServerInfo,
 } from '../compute-driver.js';
 import { type Action, ActionWaiter } from './hcloud-actions.js';
-import { HcloudClient, HcloudError } from './hcloud-client.js';
+import { HcloudClient, HcloudError, ignoreMissing, sleep } from './hcloud-client.js';
 import { agentFirewall, agentUserData } from './hetzner-agent.js';
 import { type ServerType, type SizeTable, sizeTable } from './hetzner-catalog.js';
-import { fromHcloudRules, toHcloudRules } from './hetzner-firewall.js';
+import { fromHcloudRules } from './hetzner-firewall.js';
+import { HetznerFirewalls } from './hetzner-firewalls.js';
+import { HetznerImages } from './hetzner-images.js';
 import {
   type HcloudFirewall,
   type HcloudImage,
@@ -55,8 +57,6 @@ const SHUTDOWN_GRACE_MS = 30_000;
 /** A server still booting or stopping (no action of ours to wait on) is looked at this often. */
 const SETTLE_POLL_MS = 2_000;
 const SETTLE_LIMIT_MS = 5 * 60_000;
-/** A firewall stays applied a moment after its server's deletion ends. */
-const FIREWALL_DETACH_TRIES = 10;
 
 /**
  * Machines as Hetzner Cloud servers. Each server and its firewall is named `svc-<machine id>`
@@ -74,10 +74,8 @@ export class HetznerComputeDriver implements ComputeDriver {
   readonly #serial = new KeyedQueue();
   /** Hetzner's id of each machine's server, once seen: ids never change, lookups cost requests. */
   readonly #serverIds = new Map<string, number>();
-  /** Hetzner's id of each machine's firewall, once seen. */
-  readonly #firewallIds = new Map<string, number>();
-  /** Images known to exist, by name. */
-  readonly #images = new Set<string>();
+  readonly #firewalls: HetznerFirewalls;
+  readonly #images: HetznerImages;
   #sizes: SizeTable | undefined;
 
   constructor(
@@ -86,6 +84,14 @@ export class HetznerComputeDriver implements ComputeDriver {
   ) {
     this.#client = new HcloudClient({ endpoint: options.endpoint, token: options.token, log });
     this.#actions = new ActionWaiter(this.#client);
+    this.#firewalls = new HetznerFirewalls(this.#client, this.#actions);
+    this.#images = new HetznerImages(this.#client, this.#actions);
+  }
+
+  /** The clone's snapshot of its source's disk. */
+  async #snapshotFor(sourceId: string, cloneId: string): Promise<number> {
+    const source = await this.#require(sourceId);
+    return this.#images.snapshotFor({ id: sourceId, serverId: source.id }, cloneId);
   }
 
   /**
@@ -140,20 +146,20 @@ export class HetznerComputeDriver implements ComputeDriver {
       // The firewall first: the server boots behind it. Finding it made already (its name is
       // taken) says this is a retry, and only then is the server looked for: a first attempt
       // costs no lookups (the project's rate limit is 3,600 requests an hour).
-      const { firewall, existed } = await this.#ensureFirewall(spec.id, spec.labels, rules);
+      const { existed } = await this.#firewalls.ensure(spec.id, spec.labels, rules);
       if (existed) server = await this.#find(spec.id);
     }
     if (!server) {
-      const firewall = this.#firewallIds.get(spec.id) as number;
+      const firewall = this.#firewalls.idOf(spec.id) as number;
       const image = spec.sourceServerId
         ? String(await this.#snapshotFor(spec.sourceServerId, spec.id))
-        : await this.#requireImage(isAgent ? this.options.agentImage : spec.image);
+        : await this.#images.requireSystem(isAgent ? this.options.agentImage : spec.image);
       server = await this.#create(spec, image, firewall, isAgent);
     }
     server = await this.#settle(server);
     if (server.status === 'off') server = await this.#power(server, 'poweron');
     // A clone's snapshot served its purpose once the server runs from it; it costs by the GB.
-    if (spec.sourceServerId) await this.#deleteImages(spec.id);
+    if (spec.sourceServerId) await this.#images.removeSnapshotsOf(spec.id);
     return this.#info(server);
   }
 
@@ -228,17 +234,14 @@ export class HetznerComputeDriver implements ComputeDriver {
     return this.#serial.run(id, async () => {
       const server = await this.#find(id);
       if (server) {
-        const answer = await this.#ignoreMissing(
+        const answer = await ignoreMissing(
           this.#client.request<{ action: Action }>('DELETE', `/servers/${server.id}`),
         );
         if (answer) await this.#actions.wait([answer.action]);
       }
       this.#serverIds.delete(id);
-      const known = this.#firewallIds.get(id);
-      const firewalls = known === undefined ? await this.#firewallsOf(id) : [{ id: known }];
-      for (const firewall of firewalls) await this.#deleteFirewall(firewall);
-      this.#firewallIds.delete(id);
-      await this.#deleteImages(id);
+      await this.#firewalls.remove(id);
+      await this.#images.removeSnapshotsOf(id);
     });
   }
 
@@ -304,170 +307,17 @@ export class HetznerComputeDriver implements ComputeDriver {
   setFirewall(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
     return this.#serial.run(id, async () => {
       const server = await this.#require(id);
-      const { firewall } = await this.#ensureFirewall(
-        id,
-        labelsOf(server.labels),
-        rules,
-        server.id,
-      );
-      const { actions } = await this.#client.request<{ actions: Action[] }>(
-        'POST',
-        `/firewalls/${firewall.id}/actions/set_rules`,
-        { body: { rules: toHcloudRules(rules) } },
-      );
-      await this.#actions.wait(actions);
-      // Re-read once the actions ended: Hetzner's own form (canonical IPv6) is the answer.
-      const reread = await this.#client.request<{ firewall: HcloudFirewall }>(
-        'GET',
-        `/firewalls/${firewall.id}`,
-      );
-      return fromHcloudRules(reread.firewall.rules);
+      const labels = labelsOf(server.labels);
+      const { firewall } = await this.#firewalls.ensure(id, labels, rules, server.id);
+      return this.#firewalls.replace(firewall.id, rules);
     });
   }
 
   async getFirewall(id: string): Promise<FirewallRule[] | undefined> {
     if (!(await this.#find(id))) return undefined;
-    const [firewall] = await this.#firewallsOf(id);
+    const [firewall] = await this.#firewalls.of(id);
     // A machine whose firewall is gone has no rules: the reconciler puts the stored ones back.
     return firewall ? fromHcloudRules(firewall.rules) : [];
-  }
-
-  /**
-   * The machine's firewall, made (with `rules`) and applied to its server where missing; `existed`
-   * when it was there before. Made first and looked for only when its name is taken.
-   */
-  async #ensureFirewall(
-    id: string,
-    labels: Readonly<Record<string, string>>,
-    rules: readonly FirewallRule[],
-    serverId?: number,
-  ): Promise<{ firewall: HcloudFirewall; existed: boolean }> {
-    let firewall: HcloudFirewall | undefined;
-    if (this.#firewallIds.has(id) || serverId) [firewall] = await this.#firewallsOf(id);
-    if (!firewall) {
-      try {
-        const made = await this.#client.request<{ firewall: HcloudFirewall; actions: Action[] }>(
-          'POST',
-          '/firewalls',
-          {
-            body: {
-              name: resourceName(id),
-              labels: hcloudLabels(id, labels),
-              rules: toHcloudRules(rules),
-              ...(serverId && { apply_to: [{ type: 'server', server: { id: serverId } }] }),
-            },
-          },
-        );
-        this.#firewallIds.set(id, made.firewall.id);
-        await this.#actions.wait(made.actions);
-        return { firewall: made.firewall, existed: false };
-      } catch (error) {
-        if (!(error instanceof HcloudError && error.code === 'uniqueness_error')) throw error;
-        [firewall] = await this.#firewallsOf(id);
-        if (!firewall) throw error;
-      }
-    }
-    const applied = firewall.applied_to.some((r) => r.server?.id === serverId);
-    if (serverId && !applied) {
-      const { actions } = await this.#client.request<{ actions: Action[] }>(
-        'POST',
-        `/firewalls/${firewall.id}/actions/apply_to_resources`,
-        { body: { apply_to: [{ type: 'server', server: { id: serverId } }] } },
-      );
-      await this.#actions.wait(actions);
-    }
-    return { firewall, existed: true };
-  }
-
-  async #firewallsOf(id: string): Promise<HcloudFirewall[]> {
-    const firewalls = await this.#client.list<HcloudFirewall>('/firewalls', 'firewalls', {
-      label_selector: `${MACHINE_LABEL}==${id}`,
-    });
-    if (firewalls[0]) this.#firewallIds.set(id, firewalls[0].id);
-    return firewalls;
-  }
-
-  /** A firewall is detached from a deleted server a moment after the deletion's action ends. */
-  async #deleteFirewall(firewall: { readonly id: number }) {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await this.#ignoreMissing(this.#client.request('DELETE', `/firewalls/${firewall.id}`));
-        return;
-      } catch (error) {
-        const inUse = error instanceof HcloudError && error.code === 'resource_in_use';
-        if (!inUse || attempt >= FIREWALL_DETACH_TRIES) throw error;
-        await sleep(1_000 * attempt);
-      }
-    }
-  }
-
-  /**
-   * The snapshot a clone starts from: made from the source's disk once (labelled with the
-   * clone's id, so a retry finds it instead of making another).
-   */
-  async #snapshotFor(sourceId: string, cloneId: string): Promise<number> {
-    const [existing] = await this.#imagesOf(cloneId);
-    if (existing?.status === 'available') return existing.id;
-    if (existing) {
-      await this.#settleImage(existing.id);
-      return existing.id;
-    }
-    const source = await this.#require(sourceId);
-    const made = await this.#client.request<{ image: HcloudImage; action: Action }>(
-      'POST',
-      `/servers/${source.id}/actions/create_image`,
-      {
-        body: {
-          type: 'snapshot',
-          description: `clone of ${resourceName(sourceId)} for ${resourceName(cloneId)}`,
-          labels: { [MACHINE_LABEL]: cloneId },
-        },
-      },
-    );
-    await this.#actions.wait([made.action]);
-    return made.image.id;
-  }
-
-  async #settleImage(imageId: number) {
-    const deadline = Date.now() + SETTLE_LIMIT_MS;
-    for (;;) {
-      const { image } = await this.#client.request<{ image: HcloudImage }>(
-        'GET',
-        `/images/${imageId}`,
-      );
-      if (image.status === 'available') return;
-      if (Date.now() > deadline) throw new Error(`snapshot ${imageId} still ${image.status}`);
-      await sleep(SETTLE_POLL_MS);
-    }
-  }
-
-  #imagesOf(id: string): Promise<HcloudImage[]> {
-    return this.#client.list<HcloudImage>('/images', 'images', {
-      type: 'snapshot',
-      label_selector: `${MACHINE_LABEL}==${id}`,
-    });
-  }
-
-  async #deleteImages(id: string) {
-    for (const image of await this.#imagesOf(id)) {
-      await this.#ignoreMissing(this.#client.request('DELETE', `/images/${image.id}`));
-    }
-  }
-
-  /** A system image by name; one that does not exist fails provisioning at once. */
-  async #requireImage(name: string | undefined): Promise<string> {
-    if (name && this.#images.has(name)) return name;
-    const images = name
-      ? await this.#client.list<HcloudImage>('/images', 'images', { name, architecture: 'x86' })
-      : [];
-    if (!name || images.length === 0) {
-      throw new ComputeFailure(
-        'image_unavailable',
-        `image_unavailable: Hetzner Cloud has no image "${name ?? ''}"`,
-      );
-    }
-    this.#images.add(name);
-    return name;
   }
 
   /** Runs a power action and waits for it; answers with the server as it is after. */
@@ -501,7 +351,7 @@ export class HetznerComputeDriver implements ComputeDriver {
   async #find(id: string): Promise<HcloudServer | undefined> {
     const known = this.#serverIds.get(id);
     if (known !== undefined) {
-      const answer = await this.#ignoreMissing(
+      const answer = await ignoreMissing(
         this.#client.request<{ server: HcloudServer }>('GET', `/servers/${known}`),
       );
       if (answer) return answer.server;
@@ -519,16 +369,4 @@ export class HetznerComputeDriver implements ComputeDriver {
     if (!server) throw new Error(`no server for machine ${id} in Hetzner Cloud`);
     return server;
   }
-
-  /** `undefined` for a resource that is not there (deleting it again is done). */
-  async #ignoreMissing<T>(call: Promise<T>): Promise<T | undefined> {
-    try {
-      return await call;
-    } catch (error) {
-      if (error instanceof HcloudError && error.status === 404) return undefined;
-      throw error;
-    }
-  }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
