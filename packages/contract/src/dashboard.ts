@@ -39,4 +39,22 @@ export const dashboardFile = defineEndpoint({
   errors: [],
 });
 
-export const dashboardEndpoints = [dashboardRoot, dashboardEntry, dashboardFile] as const;
+export const svcDownload = defineEndpoint({
+  id: 'svcDownload',
+  method: 'GET',
+  path: '/downloads/{file}',
+  auth: 'none',
+  tag: 'dashboard',
+  summary:
+    "Node and the one-file `svc` as a gzipped tarball, for machines to install at their first boot: `svc-<platform>-<arch>.tar.gz` of the service's own platform (e.g. `svc-linux-x64.tar.gz`); ETag is the build's hash.",
+  params: z.object({ file: z.string() }),
+  response: { status: 200, description: 'application/gzip' },
+  errors: ['not_found'],
+});
+
+export const dashboardEndpoints = [
+  dashboardRoot,
+  dashboardEntry,
+  dashboardFile,
+  svcDownload,
+] as const;

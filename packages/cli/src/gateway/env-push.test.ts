@@ -70,6 +70,19 @@ describe('pushes of new credentials to an Agent gateway', () => {
     expect((await readAgentEnv(home)).SVC_HMAC_TOKEN).toBe('new');
   });
 
+  it('never goes back to an older token generation, whatever the order pushes arrive in', async () => {
+    const pushes = new EnvPushes(home);
+    const token = (generation: number) => `svc1.${AGENT}.${generation}.mac`;
+    const newer = push({ issuedAt: NOW, env: { SVC_HMAC_TOKEN: token(3) } });
+    const older = push({ issuedAt: NOW + 1000, env: { SVC_HMAC_TOKEN: token(2) } });
+    expect((await pushes.take(newer.body, newer.signature, NOW)).status).toBe(204);
+    expect(await pushes.take(older.body, older.signature, NOW + 1000)).toEqual({
+      status: 403,
+      reason: 'an older token',
+    });
+    expect((await readAgentEnv(home)).SVC_HMAC_TOKEN).toBe(token(3));
+  });
+
   it('takes no push on a machine without the push key', async () => {
     await writeFile(path.join(home, AGENT_ENV_FILE), `SVC_AGENT_ID=${AGENT}\nSVC_HMAC_TOKEN=old\n`);
     const { body, signature } = push();

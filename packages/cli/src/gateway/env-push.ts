@@ -41,6 +41,11 @@ export class EnvPushes {
       return { status: 403, reason: 'not a push' };
     }
     if (typeof opened === 'string') return { status: 403, reason: opened };
+    // Pushes may arrive out of order: a token never goes back to an older generation.
+    const pushedToken = opened.env.SVC_HMAC_TOKEN;
+    if (pushedToken && generationOf(pushedToken) < generationOf(current.SVC_HMAC_TOKEN ?? '')) {
+      return { status: 403, reason: 'an older token' };
+    }
     const next: Record<string, string> = { ...current, SVC_PUSHED_AT: String(opened.issuedAt) };
     for (const key of PUSHABLE_KEYS) {
       const value = opened.env[key];
@@ -56,4 +61,10 @@ export class EnvPushes {
     await rename(partial, file);
     return { status: 204 };
   }
+}
+
+/** The generation in an Agent token `svc1.<agentId>.<generation>.<mac>`; 0 when unreadable. */
+function generationOf(token: string): number {
+  const generation = Number(token.split('.')[2]);
+  return Number.isSafeInteger(generation) ? generation : 0;
 }

@@ -33,6 +33,10 @@ export const agentJobs = (deps: AgentJobsDeps) => [
   defineJob({
     name: PUSH_TOKEN_JOB,
     payload: z.object({ agentId: z.uuid() }),
+    // A cloud machine takes a push only while it runs: a stopped one is tried again for hours
+    // (15 s, doubling), so one started meanwhile gets it.
+    retryLimit: 10,
+    retryDelaySeconds: 15,
     async run({ agentId }) {
       // Whatever the generation was when this was enqueued, the current one is what lands: of
       // two pushes running in either order, the machine ends up with the newest token.

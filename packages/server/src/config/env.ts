@@ -63,7 +63,15 @@ export const EnvSchema = z.object({
   /** The image Agents boot (`npm run admin -- images build` makes it). */
   INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
-  HCLOUD_ENDPOINT: z.url({ protocol: /^https?$/ }).default('https://api.hetzner.cloud/v1'),
+  // The token travels with every request: HTTPS, or plain HTTP to this host only (a stand-in).
+  HCLOUD_ENDPOINT: z
+    .url({ protocol: /^https?$/ })
+    .refine(
+      (url) =>
+        url.startsWith('https:') || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(url),
+      'an https:// URL (plain http:// only to this host)',
+    )
+    .default('https://api.hetzner.cloud/v1'),
   /** The project's API token (read and write). Secret. */
   HCLOUD_TOKEN: optional,
   /** Hetzner's location of each region: `us=hil,eu=hel1`. */

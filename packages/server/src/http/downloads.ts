@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
@@ -7,9 +8,11 @@ import { create as createTar } from 'tar';
 import { readCliBuild } from '../adapters/compute/cli-build.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
+import { wellFormedText } from './well-formed-text.js';
 
 /** The runtime machines install: Node (the one this service runs on) and the one-file `svc`. */
-export const SVC_DOWNLOAD = `/downloads/svc-${process.platform}-${process.arch}.tar.gz`;
+const FILE = `svc-${process.platform}-${process.arch}.tar.gz`;
+export const SVC_DOWNLOAD = `/downloads/${FILE}`;
 
 /**
  * Serves `SVC_DOWNLOAD`, what a cloud machine's first boot installs into `/opt/svc` (`bin/node`,
@@ -22,7 +25,10 @@ export function mountDownloads(
   options: { readonly cliBuildDir: string; readonly dataDir: string },
 ): void {
   const building = new Map<string, Promise<string>>();
-  app.get(SVC_DOWNLOAD, async (c) => {
+  app.get('/downloads/:file', wellFormedText, async (c) => {
+    if (c.req.param('file') !== FILE) {
+      throw new AppError('not_found', { message: `only ${FILE} is served here` });
+    }
     const build = await readCliBuild(options.cliBuildDir);
     if (!build) {
       throw new AppError('not_found', {
@@ -58,7 +64,7 @@ async function archive(
   const final = path.join(dir, name);
   if (await stat(final).catch(() => undefined)) return final;
   // A staging tree of links: bin/node to this process's Node, the rest to the build's files.
-  const stage = path.join(dir, `.stage-${process.pid}-${Date.now()}`);
+  const stage = path.join(dir, `.stage-${randomUUID()}`);
   await mkdir(path.join(stage, 'bin'), { recursive: true });
   try {
     await symlink(process.execPath, path.join(stage, 'bin', 'node'));
@@ -66,12 +72,20 @@ async function archive(
     const top = (await readCliBuild(build))?.files.filter((f) => !f.relative.includes('/')) ?? [];
     for (const file of top)
       await symlink(path.join(build, file.relative), path.join(stage, file.relative));
-    const partial = `${final}.partial-${process.pid}`;
+    // Processes sharing DATA_DIR (PID 1 in each container) must not write the same file.
+    const partial = `${final}.partial-${randomUUID()}`;
     await createTar({ gzip: true, cwd: stage, file: partial, follow: true, portable: true }, [
       'bin',
       ...top.map((f) => f.relative),
     ]);
     await rename(partial, final);
+    // Older builds' archives (tens of MB each): only the newest is served. (Another process's
+    // archive in the making is left alone.)
+    for (const entry of await readdir(dir)) {
+      if (entry !== name && /^svc-.*\.tar\.gz$/.test(entry)) {
+        await rm(path.join(dir, entry), { force: true });
+      }
+    }
     return final;
   } finally {
     await rm(stage, { recursive: true, force: true });

@@ -35,7 +35,15 @@ const on = (db: Executor) => db as unknown as Kysely<MachineDb>;
 const name = (table: MachineTable) => table as unknown as 'machine';
 
 /** Reasons for `error` after which a machine has no server (provisioning never finished). */
-export const SERVERLESS_ERRORS = ['provisioning_timeout', 'provisioning_failed'];
+export const SERVERLESS_ERRORS = [
+  'provisioning_timeout',
+  'provisioning_failed',
+  // A provider's refusal (ComputeFailure): what was made before it is removed, not kept.
+  'image_unavailable',
+  'resource_limit_exceeded',
+  'resource_unavailable',
+  'placement_error',
+];
 
 export const findMachine = <R extends MachineColumns>(
   db: Executor,

@@ -44,17 +44,21 @@ export class ActionWaiter {
     const done = new Promise<void>((resolve, reject) => {
       this.#waiters.add({ ids, since: Date.now(), resolve, reject });
     });
-    this.#loop ??= this.#poll().finally(() => {
-      this.#loop = undefined;
-    });
+    this.#loop ??= this.#poll();
     return done;
   }
 
+  /** Ends (and lets the next `wait` start another) in the same turn it sees no waiter left. */
   async #poll(): Promise<void> {
     let interval = FIRST_POLL_MS;
-    while (this.#waiters.size > 0) {
+    for (;;) {
+      if (this.#waiters.size === 0) {
+        this.#loop = undefined;
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, interval));
-      const ids = [...new Set([...this.#waiters].flatMap((w) => [...w.ids]))];
+      const polled = [...this.#waiters];
+      const ids = [...new Set(polled.flatMap((w) => [...w.ids]))];
       let changed = false;
       try {
         for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
@@ -64,10 +68,12 @@ export class ActionWaiter {
           for (const action of actions) changed = this.#settle(action) || changed;
         }
       } catch (error) {
-        // The client retried what can pass; this cannot: every waiter hears it.
-        for (const waiter of this.#waiters) waiter.reject(error as Error);
-        this.#waiters.clear();
-        return;
+        // The client retried what can pass; this cannot: the waiters asked about hear it.
+        for (const waiter of polled) {
+          waiter.reject(error as Error);
+          this.#waiters.delete(waiter);
+        }
+        continue;
       }
       for (const waiter of this.#waiters) {
         if (Date.now() - waiter.since < GIVE_UP_MS) continue;

@@ -74,6 +74,7 @@ export class HcloudClient {
             ...(options.body !== undefined && { 'content-type': 'application/json' }),
           },
           ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
+          redirect: 'error',
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
         this.#pacer.observe(response.headers, response.status);

@@ -89,9 +89,9 @@ export class HetznerComputeDriver implements ComputeDriver {
   }
 
   /** The clone's snapshot of its source's disk. */
-  async #snapshotFor(sourceId: string, cloneId: string): Promise<number> {
+  async #snapshotFor(sourceId: string, clone: CreateServerSpec): Promise<number> {
     const source = await this.#require(sourceId);
-    return this.#images.snapshotFor({ id: sourceId, serverId: source.id }, cloneId);
+    return this.#images.snapshotFor({ id: sourceId, serverId: source.id }, clone);
   }
 
   /**
@@ -141,6 +141,10 @@ export class HetznerComputeDriver implements ComputeDriver {
     const rules = isAgent
       ? agentFirewall(this.options.gatewaySources)
       : (spec.firewall ?? DEFAULT_FIREWALL_RULES);
+    // A missing system image ends provisioning before anything is made.
+    const systemImage = spec.sourceServerId
+      ? undefined
+      : await this.#images.requireSystem(isAgent ? this.options.agentImage : spec.image);
     let server = this.#serverIds.has(spec.id) ? await this.#find(spec.id) : undefined;
     if (!server) {
       // The firewall first: the server boots behind it. Finding it made already (its name is
@@ -151,9 +155,7 @@ export class HetznerComputeDriver implements ComputeDriver {
     }
     if (!server) {
       const firewall = this.#firewalls.idOf(spec.id) as number;
-      const image = spec.sourceServerId
-        ? String(await this.#snapshotFor(spec.sourceServerId, spec.id))
-        : await this.#images.requireSystem(isAgent ? this.options.agentImage : spec.image);
+      const image = systemImage ?? String(await this.#snapshotFor(spec.sourceServerId ?? '', spec));
       server = await this.#create(spec, image, firewall, isAgent);
     }
     server = await this.#settle(server);
@@ -296,6 +298,8 @@ export class HetznerComputeDriver implements ComputeDriver {
         method: 'POST',
         headers: { 'content-type': 'application/json', [ENV_PUSH_SIGNATURE_HEADER]: signature },
         body,
+        // The machine is its user's: a redirect could aim the signed push anywhere.
+        redirect: 'error',
         signal: AbortSignal.timeout(10_000),
       });
       if (response.status !== 204) {

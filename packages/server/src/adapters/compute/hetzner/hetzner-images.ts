@@ -1,7 +1,7 @@
 import { ComputeFailure } from '../compute-driver.js';
 import type { Action, ActionWaiter } from './hcloud-actions.js';
 import { type HcloudClient, ignoreMissing, sleep } from './hcloud-client.js';
-import { type HcloudImage, MACHINE_LABEL, resourceName } from './hetzner-server.js';
+import { type HcloudImage, hcloudLabels, MACHINE_LABEL, resourceName } from './hetzner-server.js';
 
 const SETTLE_POLL_MS = 2_000;
 const SETTLE_LIMIT_MS = 5 * 60_000;
@@ -38,8 +38,9 @@ export class HetznerImages {
    */
   async snapshotFor(
     source: { readonly id: string; readonly serverId: number },
-    cloneId: string,
+    clone: { readonly id: string; readonly labels: Readonly<Record<string, string>> },
   ): Promise<number> {
+    const cloneId = clone.id;
     const [existing] = await this.snapshotsOf(cloneId);
     if (existing) {
       if (existing.status !== 'available') await this.#settle(existing.id);
@@ -52,7 +53,8 @@ export class HetznerImages {
         body: {
           type: 'snapshot',
           description: `clone of ${resourceName(source.id)} for ${resourceName(cloneId)}`,
-          labels: { [MACHINE_LABEL]: cloneId },
+          // The clone's labels: the reconciler finds a snapshot its clone never used.
+          labels: hcloudLabels(cloneId, clone.labels),
         },
       },
     );
