@@ -1,4 +1,19 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Files that mostly wait (a rate limit, processes starting and being killed) start first: left
+ * to the end of a fresh run, one of them would run alone for minutes while the other worker idles.
+ */
+const WAITING_FILES = /(rate-limit|crash-recovery).*\.test\.ts$/;
+
+class WaitingFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const waiting = (file: TestSpecification) => WAITING_FILES.test(file.moduleId);
+    return [...sorted.filter(waiting), ...sorted.filter((file) => !waiting(file))];
+  }
+}
 
 /** Tests against a real Incus daemon: `npm run test:incus` (CI runs them after `npm test`). */
 const INCUS_TESTS = 'packages/*/src/**/*.incus.test.ts';
@@ -11,6 +26,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // PGlite instances are large; two workers fit the machines this runs on.
     maxWorkers: 2,
+    sequence: { sequencer: WaitingFilesFirst },
     projects: [
       {
         extends: true,
