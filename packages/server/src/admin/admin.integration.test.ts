@@ -141,5 +141,5 @@ describe('operator CLI', () => {
       await socket.close();
       await stopContext(ctx);
     }
-  }, 120_000);
+  }, 300_000);
 });
