@@ -78,6 +78,8 @@ describe('a restart keeps what was stored', () => {
       expect(signIn.body.user.id).toBe(signUp.body.user.id);
       await stopContext(second.ctx);
     },
+    // Two boots of a whole service (PGlite, migrations, pg-boss): slow on a loaded machine.
+    90_000,
   );
 
   it('refuses to open a PGlite directory another live process holds', async () => {
@@ -86,5 +88,5 @@ describe('a restart keeps what was stored', () => {
     const first = await boot({ DATA_DIR: dir });
     await expect(boot({ DATA_DIR: dir })).rejects.toThrow(/in use by process/);
     await stopContext(first.ctx);
-  });
+  }, 90_000);
 });
