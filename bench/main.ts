@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   tokens: () => import('./tokens.js'),
   stage: () => import('./stage.js'),
   machines: () => import('./machines.js'),
+  search: () => import('./search.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SearchQuery } from './bundles.js';
 import { defineEndpoint } from './endpoint.js';
 
 // Routes the server serves outside the JSON router: the public pages (HTML) and the fs object
@@ -6,6 +7,35 @@ import { defineEndpoint } from './endpoint.js';
 
 const Address = z.object({ accountSlug: z.string(), name: z.string() });
 const Version = Address.extend({ version: z.string().regex(/^[1-9][0-9]*$/) });
+
+export const explorePage = defineEndpoint({
+  id: 'explorePage',
+  method: 'GET',
+  path: '/explore',
+  auth: 'none',
+  tag: 'bundle pages',
+  summary: 'Search published bundles as a page: a search form, tag chips, orders and cards.',
+  query: SearchQuery,
+  response: { status: 200, description: 'An HTML page; 400 (HTML) for a malformed search.' },
+  errors: [],
+});
+
+export const accountPage = defineEndpoint({
+  id: 'accountPage',
+  method: 'GET',
+  path: '/{accountSlug}',
+  auth: 'none',
+  tag: 'bundle pages',
+  summary:
+    "For a browser (`Accept: text/html`): the account's published bundles as cards, a page at a time.",
+  params: z.object({ accountSlug: z.string() }),
+  query: z.object({ cursor: z.string().optional() }),
+  response: {
+    status: 200,
+    description: 'An HTML page; 404 (HTML) for an unknown account, JSON 404 for other clients.',
+  },
+  errors: [],
+});
 
 export const bundlePage = defineEndpoint({
   id: 'bundlePage',
@@ -75,6 +105,8 @@ export const uploadObject = defineEndpoint({
 
 export const bundlePageEndpoints = [
   uploadObject,
+  explorePage,
+  accountPage,
   bundlePage,
   bundleVersionPage,
   bundleFilePage,

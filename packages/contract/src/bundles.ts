@@ -3,9 +3,10 @@ import {
   BundleCredential,
   BundleManifest,
   BundleName,
+  BundleTag,
   MAX_TARBALL_BYTES,
 } from './bundle-manifest.js';
-import { Id, Slug, Timestamp } from './common.js';
+import { Id, SLUG_PATTERN, Slug, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 
 export const Sha256Hex = z
@@ -236,8 +237,68 @@ export const deleteBundleVersion = defineEndpoint({
   errors: [],
 });
 
+/** The longest search text `q` takes. */
+export const MAX_SEARCH_QUERY_LENGTH = 200;
+
+export const SearchSort = z.enum(['relevance', 'recent', 'adoptions']);
+export type SearchSort = z.infer<typeof SearchSort>;
+
+/** The query of a search, shared by `GET /api/glamps` and the `/explore` page. */
+export const SearchQuery = z.object({
+  /** Words (websearch syntax: quotes, `or`, `-word`); the last one also matches as a prefix. */
+  q: z
+    .string()
+    .max(MAX_SEARCH_QUERY_LENGTH, `Use at most ${MAX_SEARCH_QUERY_LENGTH} characters`)
+    .optional(),
+  /** Exact tags; repeat the parameter to require several. */
+  tag: z.union([BundleTag, z.array(BundleTag).max(10, 'Use at most 10 tags')]).optional(),
+  /** An account's slug. */
+  account: z.string().regex(SLUG_PATTERN, 'Not an account slug').optional(),
+  /** Default: `relevance` with `q`, else `recent` (last published first). */
+  sort: SearchSort.optional(),
+  /** `nextCursor` of the previous page, with the same q, tags, account and sort. */
+  cursor: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(50).optional(),
+});
+export type SearchQuery = z.infer<typeof SearchQuery>;
+
+/** A card of a published bundle, as search and the account page list it. */
+export const BundleCard = z.object({
+  accountSlug: z.string(),
+  name: BundleName,
+  displayName: z.string(),
+  description: z.string(),
+  tags: z.array(z.string()),
+  latestVersion: z.number().int().positive(),
+  lastPublishedAt: Timestamp,
+  adoptions: z.number().int().nonnegative(),
+  url: z.url(),
+});
+export type BundleCard = z.infer<typeof BundleCard>;
+
+export const SearchResult = z.object({
+  items: z.array(BundleCard),
+  /** Pass as `cursor` for the next page; null on the last one. */
+  nextCursor: z.string().nullable(),
+});
+export type SearchResult = z.infer<typeof SearchResult>;
+
+export const searchBundles = defineEndpoint({
+  id: 'searchBundles',
+  method: 'GET',
+  path: '/api/glamps',
+  auth: 'none',
+  tag: 'bundles',
+  summary:
+    'Search published bundles by words (name, display name, tags, description), tags and account, a page at a time.',
+  query: SearchQuery,
+  response: { status: 200, body: SearchResult },
+  errors: [],
+});
+
 // `stagings` and `status` come first so they are never read as an account slug.
 export const bundleEndpoints = [
+  searchBundles,
   createStaging,
   cancelStaging,
   getGlampStatus,

@@ -17,6 +17,7 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   'dashboard',
   'docs',
   'downloads',
+  'explore',
   'healthz',
   'readyz',
   'stagings',

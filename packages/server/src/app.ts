@@ -8,8 +8,10 @@ import { FS_UPLOAD_PATH } from './adapters/object-store/fs-object-store.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
 import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
 import { mountBillingRoutes } from './billing/billing.routes.js';
-import { mountBundlePages } from './bundles/bundle-pages.routes.js';
+import { mountBundlePages, readerOf } from './bundles/bundle-pages.routes.js';
 import { mountBundlesRoutes } from './bundles/bundles.routes.js';
+import { mountExplorePages, wantsHtml } from './bundles/explore-pages.routes.js';
+import { notFoundPage } from './bundles/page-layout.html.js';
 import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
@@ -117,11 +119,17 @@ export function createApp(
     app.route('/', router.app);
     mountDashboard(app, ctx.config.http.dashboardDir);
     mountDownloads(app, { cliBuildDir: ctx.config.http.cliBuildDir, dataDir: ctx.config.dataDir });
-    // Last: the public bundle pages' two-segment routes must not shadow anything above.
+    // Last: the public pages' one- and two-segment routes must not shadow anything above.
+    mountExplorePages(app, ctx);
     mountBundlePages(app, ctx);
   }
 
-  app.notFound((c) => c.json(toErrorEnvelope(new AppError('not_found')), 404));
+  app.notFound((c) =>
+    // A browser gets a page; the API and every other client keep the JSON envelope.
+    options.only !== 'operations' && wantsHtml(c) && !c.req.path.startsWith('/api/')
+      ? c.html(notFoundPage(readerOf(c, ctx.config.http.secureCookies)), 404)
+      : c.json(toErrorEnvelope(new AppError('not_found')), 404),
+  );
   app.onError((error, c) => {
     if (error instanceof AppError) {
       for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);

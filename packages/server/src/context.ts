@@ -27,6 +27,7 @@ import { type BillingService, createBillingService } from './billing/billing.ser
 import { bundlesJobs } from './bundles/bundles.jobs.js';
 import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
 import { createPublishService, type PublishService } from './bundles/publish.service.js';
+import { createSearchService, type SearchService } from './bundles/search.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -64,6 +65,7 @@ export interface AppContext {
     readonly store: ObjectStore;
     readonly publish: PublishService;
     readonly catalog: CatalogService;
+    readonly search: SearchService;
   };
   /** Every job the service runs (and a test's own, from `overrides.extraJobs`). */
   readonly jobDefinitions: readonly JobDefinition<unknown>[];
@@ -217,6 +219,7 @@ export async function createContext(
         limits: config.bundles,
       }),
       catalog: createCatalogService({ database, store, membership, publicUrl, log: log.root }),
+      search: createSearchService({ database, publicUrl }),
     },
     jobDefinitions,
   };

@@ -168,3 +168,15 @@ export async function stageAndPublish(
 
 export const complete = (agent: AgentClient, bundleId: string, stagingId: string) =>
   agent.post(`/api/glamps/${bundleId}/publish/complete`, { stagingId });
+
+/** Publishes a one-file bundle through the whole flow; the clock moves a second after each. */
+export async function publishSimple(t: TestContext, agent: AgentClient, manifest: BundleManifest) {
+  const published = await stageAndPublish(t, agent, {
+    manifest,
+    files: { 'README.md': Buffer.from(`# ${manifest.displayName}\n`) },
+  });
+  const done = await complete(agent, published.bundleId, published.stagingId);
+  if (done.status !== 201) throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`);
+  t.clock.advance(1000);
+  return { bundleId: published.bundleId, version: done.body.version as number };
+}

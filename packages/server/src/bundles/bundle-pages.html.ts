@@ -1,8 +1,5 @@
 import type { BundleDetail } from '@svc/contract';
-
-/** Escapes text for HTML content and quoted attribute values. */
-export const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+import { escapeHtml, formatTime, layout, type Reader } from './page-layout.html.js';
 
 const pathUrl = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
 const filePathUrl = (base: string, path: string) =>
@@ -15,26 +12,8 @@ export const formatBytes = (bytes: number) =>
       ? `${(bytes / 1024).toFixed(1)} KiB`
       : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 
-/** `2026-11-22 10:51 UTC`: the same for every reader, with no script to localize it. */
-const formatTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-
-/** The page frame: no script anywhere, so the app's CSP (`default-src 'self'`) holds. */
-export function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/dashboard/bundle-page.css">
-<title>${escapeHtml(title)}</title></head>
-<body><main>
-${body}
-</main></body></html>`;
-}
-
-export function notFoundPage(): string {
-  return layout('Not found', '<h1>Not found</h1><p>There is no bundle here.</p>');
-}
-
 interface VersionPageInput {
+  readonly reader: Reader;
   readonly detail: BundleDetail;
   readonly version: number;
   readonly files: readonly { path: string; size: string | number }[];
@@ -45,7 +24,13 @@ interface VersionPageInput {
 /** Files shown on the page itself; the file routes reach every one. */
 const MAX_LISTED_FILES = 2000;
 
-export function versionPage({ detail, version, files, readmeHtml }: VersionPageInput): string {
+export function versionPage({
+  reader,
+  detail,
+  version,
+  files,
+  readmeHtml,
+}: VersionPageInput): string {
   const base = `${pathUrl(detail.accountSlug, detail.name)}/versions/${version}`;
   const isLatest = version === detail.latestVersion;
   const tags = detail.tags.map((t) => `<li>${escapeHtml(t)}</li>`).join('');
@@ -79,6 +64,7 @@ export function versionPage({ detail, version, files, readmeHtml }: VersionPageI
     )
     .join('');
   return layout(
+    reader,
     `${detail.displayName} · ${detail.accountSlug}/${detail.name}`,
     `<header>
 <h1>${escapeHtml(detail.displayName)}</h1>
@@ -97,6 +83,7 @@ ${fileRows}
 }
 
 export function filePage(input: {
+  reader: Reader;
   detail: BundleDetail;
   version: number;
   path: string;
@@ -110,6 +97,7 @@ export function filePage(input: {
       ? `<p>Binary or large file (${formatBytes(input.size)}).</p>`
       : `<pre>${escapeHtml(input.content)}</pre>`;
   return layout(
+    input.reader,
     `${input.path} · ${input.detail.accountSlug}/${input.detail.name}`,
     `<p><a href="${escapeHtml(base)}">${escapeHtml(`${input.detail.displayName} version ${input.version}`)}</a></p>
 <h1>${escapeHtml(input.path)}</h1>
@@ -120,6 +108,7 @@ ${body}`,
 
 /** One folder of a version: its immediate subfolders and files, each a link. */
 export function directoryPage(input: {
+  reader: Reader;
   detail: BundleDetail;
   version: number;
   dir: string;
@@ -149,6 +138,7 @@ export function directoryPage(input: {
     ),
   ].join('\n');
   return layout(
+    input.reader,
     `${input.dir}/ · ${input.detail.accountSlug}/${input.detail.name}`,
     `<p><a href="${escapeHtml(base)}">${escapeHtml(`${input.detail.displayName} version ${input.version}`)}</a></p>
 <h1>${escapeHtml(input.dir)}/</h1>

@@ -5,14 +5,21 @@ import type { Context, Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from '../http/app-env.js';
+import { readSessionCookie } from '../http/session-cookie.js';
 import { requireWellFormedText } from '../http/well-formed-text.js';
-import { directoryPage, filePage, notFoundPage, versionPage } from './bundle-pages.html.js';
+import { directoryPage, filePage, versionPage } from './bundle-pages.html.js';
+import { notFoundPage, type Reader } from './page-layout.html.js';
 import { renderReadme } from './readme.js';
 
 /** Files up to this size are shown inline on their page (as escaped text). */
 const MAX_INLINE_BYTES = 512 * 1024;
 
 const looksBinary = (bytes: Buffer) => bytes.subarray(0, 8000).includes(0);
+
+/** Who reads a public page, as far as its header cares: the cookie is only looked at. */
+export const readerOf = (c: Context, secureCookies: boolean): Reader => ({
+  hasSession: readSessionCookie(c, secureCookies) !== undefined,
+});
 
 /**
  * The public pages: server-rendered HTML, readable without script. They are mounted after every
@@ -21,7 +28,8 @@ const looksBinary = (bytes: Buffer) => bytes.subarray(0, 8000).includes(0);
  */
 export function mountBundlePages(app: Hono<AppEnv>, ctx: AppContext) {
   const { catalog } = ctx.bundles;
-  const notFound = (c: Context<AppEnv>) => c.html(notFoundPage(), 404);
+  const reader = (c: Context<AppEnv>) => readerOf(c, ctx.config.http.secureCookies);
+  const notFound = (c: Context<AppEnv>) => c.html(notFoundPage(reader(c)), 404);
 
   /** Runs a page handler; a reserved first segment falls through, an unknown bundle is a 404 page. */
   const page =
@@ -47,6 +55,7 @@ export function mountBundlePages(app: Hono<AppEnv>, ctx: AppContext) {
     const { accountSlug = '', name = '' } = c.req.param();
     const found = await catalog.getVersion(accountSlug, name, version);
     const html = versionPage({
+      reader: reader(c),
       detail: found.detail,
       version: found.version.version,
       files: found.files,
@@ -93,7 +102,15 @@ export function mountBundlePages(app: Hono<AppEnv>, ctx: AppContext) {
         const dir = path.replace(/\/+$/, '');
         const found = await catalog.getVersion(accountSlug, name, version);
         if (!dir || !found.files.some((f) => f.path.startsWith(`${dir}/`))) return notFound(c);
-        return c.html(directoryPage({ detail: found.detail, version, dir, files: found.files }));
+        return c.html(
+          directoryPage({
+            reader: reader(c),
+            detail: found.detail,
+            version,
+            dir,
+            files: found.files,
+          }),
+        );
       }
       if (c.req.query('raw') !== undefined) {
         // Raw bytes are a download, never a page: user HTML or SVG must not run on this origin.
@@ -114,6 +131,7 @@ export function mountBundlePages(app: Hono<AppEnv>, ctx: AppContext) {
       const { detail } = await catalog.getVersion(accountSlug, name, version);
       return c.html(
         filePage({
+          reader: reader(c),
           detail,
           version,
           path,

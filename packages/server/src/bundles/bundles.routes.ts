@@ -3,7 +3,8 @@ import type { AppContext } from '../context.js';
 import type { Router } from '../http/router.js';
 
 export function mountBundlesRoutes(router: Router, ctx: AppContext) {
-  const { publish, catalog } = ctx.bundles;
+  const { publish, catalog, search } = ctx.bundles;
+  router.mount(api.searchBundles, async ({ query }) => search.search(query));
   router.mount(api.createStaging, async ({ body }, c) => publish.createStaging(c.var.agent, body));
   router.mount(api.cancelStaging, async ({ params }, c) => {
     await publish.cancelStaging(c.var.agent, params.id);

@@ -9,6 +9,7 @@ import { AppError } from '../errors.js';
 import type { Loggers } from '../logger.js';
 import { toBundleDetail } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
+import { refreshPublished } from './search.repo.js';
 
 /** READMEs beyond this are shown as a file, not rendered. */
 const MAX_README_BYTES = 1024 * 1024;
@@ -133,6 +134,7 @@ export function createCatalogService(deps: {
         if (!row) throw new AppError('not_found');
         const shas = await repo.objectsOfVersions(tx, [row.id]);
         await repo.deleteVersion(tx, row.id);
+        await refreshPublished(tx, bundle.id);
         return shas;
       });
       await collect(candidates);

@@ -14,6 +14,7 @@ import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
 import { bundleUrl, toStaging } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
+import { refreshPublished } from './search.repo.js';
 import * as stagings from './stagings.repo.js';
 import { verifyObjects } from './verify-objects.js';
 import { verifyTarball } from './verify-tarball.js';
@@ -237,6 +238,7 @@ export function createPublishService(deps: {
           },
           declared.files,
         );
+        await refreshPublished(tx, bundleId);
         await stagings.moveStaging(tx, stagingId, ['publishing'], { state: 'published', at });
         await stagings.replaceUploads(tx, stagingId, []);
         const account = await repo.findBundleAddress(tx, bundleId);

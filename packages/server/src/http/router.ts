@@ -63,10 +63,20 @@ async function parseInput(endpoint: Endpoint, c: Context) {
     return undefined;
   };
   const params = parse(endpoint.params, c.req.param(), 'params');
-  const query = parse(endpoint.query, c.req.query(), 'query');
+  const query = parse(endpoint.query, queryValues(c), 'query');
   const body = endpoint.body ? parse(endpoint.body, await readJson(c), 'body') : undefined;
   if (issues.length > 0) throw new AppError('invalid_request', { issues });
   return { params, query, body };
+}
+
+/** The query: one value per name, or an array for a name given more than once (`tag=a&tag=b`). */
+function queryValues(c: Context): Record<string, string | string[]> {
+  return Object.fromEntries(
+    Object.entries(c.req.queries()).map(([name, values]) => [
+      name,
+      values.length === 1 ? (values[0] as string) : values,
+    ]),
+  );
 }
 
 async function readJson(c: Context): Promise<unknown> {

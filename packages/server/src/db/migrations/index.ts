@@ -11,6 +11,7 @@ import * as m0009 from './0009-app-oauth-hardening.js';
 import * as m0010 from './0010-attempt-backoff.js';
 import * as m0011 from './0011-firewall-lease.js';
 import * as m0012 from './0012-drop-agent-gateway-port.js';
+import * as m0013 from './0013-bundle-search.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -29,4 +30,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0010-attempt-backoff': m0010,
   '0011-firewall-lease': m0011,
   '0012-drop-agent-gateway-port': m0012,
+  '0013-bundle-search': m0013,
 };
