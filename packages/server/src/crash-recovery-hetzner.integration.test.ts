@@ -63,7 +63,6 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     stand.faults.delay(2_000, { method: 'DELETE', path: /^\/servers\/\d+$/ });
     stand.faults.delay(2_000, { method: 'POST', path: /^\/servers$/ });
     const deletes = calls('DELETE /servers/{id}');
-    const creates = calls('POST /servers');
     const worker = startService(env);
     processes.push(worker);
     await scenario.ready();
@@ -75,10 +74,18 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
         billingType: 'metered',
       })
     ).body as Agent;
+    // The create must be `midCreate`'s own: the resumed provisioning makes a server too.
+    const createFor = (id: string) =>
+      stand.stats.received.some(
+        ({ method, path, body }) =>
+          method === 'POST' &&
+          path === '/servers' &&
+          (body as { labels?: Record<string, string> }).labels?.['svc/machine'] === id,
+      );
     await waitFor(
-      () => calls('DELETE /servers/{id}') > deletes && calls('POST /servers') > creates,
+      () => calls('DELETE /servers/{id}') > deletes && createFor(midCreate.id),
       30_000,
-      'the worker inside a delete and a create',
+      'the worker inside a delete and the create of a new Agent',
     );
     await stopService(worker, 'SIGKILL');
     // What the killed worker asked for is done now: a server of `midCreate`'s, a server deleted.

@@ -28,6 +28,14 @@ export interface StandInOptions {
   conformance?: Conformance;
 }
 
+export interface StandInStats {
+  requests: number;
+  rateLimited: number;
+  byOperation: Map<string, number>;
+  /** Every request as it arrived (before any delay), for waiting on one in particular. */
+  received: { method: string; path: string; body: unknown }[];
+}
+
 export interface HetznerStandIn {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:PORT/v1`. */
   readonly url: string;
@@ -35,7 +43,7 @@ export interface HetznerStandIn {
   /** Read access for assertions; only the stand-in writes it. */
   readonly state: StandInState;
   readonly faults: Faults;
-  readonly stats: { requests: number; rateLimited: number; byOperation: Map<string, number> };
+  readonly stats: StandInStats;
   /** The next server made gets this IPv4 address (a test's own listener, on loopback). */
   pinNextIpv4(address: string): void;
   close(): Promise<void>;
@@ -80,7 +88,12 @@ export async function startHetznerStandIn(options: StandInOptions = {}): Promise
   const actions = new ActionEngine(store, faults, options.actionMs ?? 150);
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const conformance = options.conformance;
-  const stats = { requests: 0, rateLimited: 0, byOperation: new Map<string, number>() };
+  const stats: StandInStats = {
+    requests: 0,
+    rateLimited: 0,
+    byOperation: new Map(),
+    received: [],
+  };
   let baseUrl = '';
 
   async function exchange(req: http.IncomingMessage, res: http.ServerResponse) {
@@ -106,6 +119,7 @@ export async function startHetznerStandIn(options: StandInOptions = {}): Promise
       body = rawBody;
     }
     conformance?.checkRequest(method, url.pathname, url.searchParams, body);
+    stats.received.push({ method, path, body });
     const routing = route(method, url.pathname);
     const operation = routing instanceof HetznerError ? '(unknown)' : routing.route.template;
     stats.byOperation.set(
