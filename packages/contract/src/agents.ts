@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AdoptedFrom, BundleAddress, CredentialKey } from './bundle-manifest.js';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { MachineState } from './lifecycle.js';
@@ -57,10 +58,34 @@ export const Agent = z.object({
   url: z.string(),
   specs: z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() }),
   statusReason: z.string().nullable(),
+  /** The bundle version its home was adopted from, if it was. */
+  adoptedFrom: AdoptedFrom.nullable(),
+  /** Credentials the bundle names that the adopter left unset (they are not in `~/.openclaw/.env`). */
+  credentialsToSet: z.array(z.string()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
 export type Agent = z.infer<typeof Agent>;
+
+/** A credential's value as an adopter sets it: one line, written to `~/.openclaw/.env`. */
+export const CredentialValue = z
+  .string()
+  .max(10_000, 'Use at most 10,000 characters')
+  .refine((v) => !/[\r\n\0]/.test(v), 'A credential value is one line')
+  .refine(
+    (v) => ["'", '"', '`'].some((quote) => !v.includes(quote)),
+    'A credential value cannot hold all of \', " and `',
+  );
+
+/** Create the Agent from a published bundle: its home starts as the bundle's files. */
+export const AgentSource = z.strictObject({
+  bundle: BundleAddress,
+  /** The latest version when absent. */
+  version: z.number().int().positive().optional(),
+  /** Values of the bundle's credentials, by key; sent once, kept sealed until provisioning. */
+  credentials: z.record(CredentialKey, CredentialValue).optional(),
+});
+export type AgentSource = z.infer<typeof AgentSource>;
 
 const AgentParams = z.object({ id: Id });
 const lifecycleErrors = ['invalid_state'] as const;
@@ -78,9 +103,10 @@ export const createAgent = defineEndpoint({
     region: Region,
     billingType: BillingType,
     accountId: Id.optional(),
+    source: AgentSource.optional(),
   }),
   response: { status: 201, body: Agent },
-  errors: ['subscription_required'],
+  errors: ['subscription_required', 'not_found'],
 });
 
 export const listAgents = defineEndpoint({

@@ -40,15 +40,39 @@ export const BundleTag = z
   .regex(KEBAB, 'Tags are kebab-case: lower-case letters, digits and single inner hyphens');
 
 /** One credential an adopter must set: derived from what `stage` stripped, never asked for. */
+export const CredentialKey = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'A credential key is a variable name');
+
 export const BundleCredential = z.object({
-  key: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'A credential key is a variable name'),
+  key: CredentialKey,
   description: z.string().max(500),
   /** `path:line` of every place the value was replaced by a placeholder. */
   locations: z.array(z.string().max(1000)).max(1000),
 });
 export type BundleCredential = z.infer<typeof BundleCredential>;
 
-/** `bundle.json` (docs/reference.md#bundles); `glampId` is empty until the first publish. */
+/** A published bundle's address: `accountSlug/name`. */
+export const BundleAddress = z
+  .string()
+  .max(100)
+  .regex(
+    /^[a-z0-9]+(?:-[a-z0-9]+)*\/[a-z0-9]+(?:-[a-z0-9]+)*$/,
+    'Name the bundle as accountSlug/name',
+  );
+
+/** Where an adopted Agent's home came from. */
+export const AdoptedFrom = z.strictObject({
+  bundle: BundleAddress,
+  version: z.number().int().positive(),
+});
+export type AdoptedFrom = z.infer<typeof AdoptedFrom>;
+
+/**
+ * `bundle.json` (docs/reference.md#bundles); `glampId` is empty until the first publish, and in
+ * an adopted home, which also says where it came from (`adoptedFrom`).
+ */
 export const BundleManifest = z.strictObject({
   name: BundleName,
   displayName: z
@@ -64,5 +88,6 @@ export const BundleManifest = z.strictObject({
   tags: z.array(BundleTag).max(20, 'Use at most 20 tags'),
   glampId: z.union([z.literal(''), z.uuid('glampId must be empty or a UUID')]),
   credentials: z.array(BundleCredential).max(200),
+  adoptedFrom: AdoptedFrom.optional(),
 });
 export type BundleManifest = z.infer<typeof BundleManifest>;

@@ -128,7 +128,9 @@ export async function createContext(
     ...passwordCost,
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
+  const tokenCipher = new TokenCipher(secrets.encryption);
   const agents = createAgentsService({
+    cipher: tokenCipher,
     database,
     clock,
     jobs,
@@ -140,7 +142,6 @@ export async function createContext(
     hmacKey: secrets.hmacKey,
     forgetRoute: (subdomain) => edgeRoutes.forget(subdomain),
   });
-  const tokenCipher = new TokenCipher(secrets.encryption);
   const providerClients = createProviderClients(config, secrets, overrides.providerFetch);
   const appsLog = log.root.child({ subsystem: 'apps' });
   const appDeps = { database, clock, membership, cipher: tokenCipher, clients: providerClients };
@@ -161,6 +162,8 @@ export async function createContext(
   const jobDefinitions = [
     ...accountsJobs({ database, clock, log: log.accounts }),
     ...agentJobs({
+      store,
+      cipher: tokenCipher,
       database,
       clock,
       compute,

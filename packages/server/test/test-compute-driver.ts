@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import type {
   ComputeDriver,
@@ -5,7 +7,7 @@ import type {
   ServerInfo,
 } from '../src/adapters/compute/compute-driver.js';
 
-type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
+type Call = Exclude<keyof ComputeDriver, 'name' | 'seedsHomes' | 'close'>;
 
 export interface CallBehaviour {
   /** Added before the call takes effect. */
@@ -29,6 +31,9 @@ export interface CallBehaviour {
  */
 export class TestComputeDriver implements ComputeDriver {
   readonly name: string;
+  readonly seedsHomes = true;
+  /** The files each adopted home was seeded with (path → bytes), read while the seed existed. */
+  readonly seededHomes = new Map<string, Map<string, Buffer>>();
   readonly servers = new Map<
     string,
     {
@@ -93,6 +98,7 @@ export class TestComputeDriver implements ComputeDriver {
   createServer(spec: CreateServerSpec): Promise<ServerInfo> {
     return this.#run('createServer', spec.id, () => {
       if (!this.servers.has(spec.id)) {
+        if (spec.homeSeed) this.seededHomes.set(spec.id, readTree(spec.homeSeed));
         this.servers.set(spec.id, {
           status: 'running',
           labels: { ...spec.labels },
@@ -172,4 +178,15 @@ export class TestComputeDriver implements ComputeDriver {
     if (!server) throw new Error(`test driver: no server ${id}`);
     return server;
   }
+}
+
+/** Every file under `dir`, by its `/`-separated relative path. */
+function readTree(dir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    files.set(path.relative(dir, full).split(path.sep).join('/'), readFileSync(full));
+  }
+  return files;
 }

@@ -112,14 +112,17 @@ export async function signUpUser(
  * temporary directory). `close` also removes every machine it made, even after a failed test.
  */
 export async function createLocalTestContext(
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; overrides?: ContextOverrides } = {},
 ): Promise<TestContext & { readonly driver: LocalComputeDriver }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-local-'));
   const driver = new LocalComputeDriver(
     path.join(dir, 'machines'),
     createLogger({ logLevel: 'silent' }),
   );
-  const t = await createTestContext('pglite', { ...options, overrides: { compute: driver } });
+  const t = await createTestContext('pglite', {
+    ...options,
+    overrides: { ...options.overrides, compute: driver },
+  });
   return {
     ...t,
     driver,

@@ -26,6 +26,8 @@ export function toApiAgent(
     url: `${origin.scheme}://${row.subdomain}.${origin.domain}/`,
     specs: SIZE_SPECS[row.size][row.region],
     statusReason: row.statusReason,
+    adoptedFrom: row.adoptedFrom,
+    credentialsToSet: row.credentialsToSet,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

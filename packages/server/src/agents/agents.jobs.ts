@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import type { ObjectStore } from '../adapters/object-store/object-store.js';
+import { withHomeSeed } from '../adoption/home-seed.js';
+import type { TokenCipher } from '../app-connections/token-cipher.js';
+import { countAdoption } from '../bundles/bundles.repo.js';
 import type { AgentRow } from '../db/schema.js';
 import { defineJob } from '../jobs/job.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
@@ -8,6 +12,10 @@ import * as repo from './agents.repo.js';
 export interface AgentJobsDeps extends LifecycleJobsDeps {
   /** The environment an Agent's machine gets (service URL, Agent id, HMAC token). */
   readonly bootstrapEnv: (agent: { id: string; tokenGen: number }) => Record<string, string>;
+  /** Where adopted bundles' tarballs are. */
+  readonly store: ObjectStore;
+  /** Opens the credentials an adopter gave. */
+  readonly cipher: TokenCipher;
 }
 
 /** Hands a machine its Agent's current token (after a transfer or a regenerated token). */
@@ -25,9 +33,15 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       bootstrapEnv: deps.bootstrapEnv(agent),
       labels: { managedBy: 'svc', kind: 'agent', agentId: agent.id },
     }),
-    // Out of provisioning, a clone's disk is copied or never will be: its source is free.
-    leftProvisioning: async (tx, agent) => {
+    withHomeSeed: (agent, create) =>
+      withHomeSeed({ db: deps.database.db, store: deps.store, cipher: deps.cipher }, agent, create),
+    leftProvisioning: async (tx, agent, server) => {
+      // Out of provisioning, a clone's disk is copied or never will be: its source is free.
       await repo.releaseCloneSource(tx, agent.id);
+      // The adopter's credentials are in the home now, or never will be: they are not kept.
+      await repo.forgetAdoptionCredentials(tx, agent.id);
+      // Counted once the adopted home exists; who adopted is not recorded on the bundle.
+      if (server && agent.adoptedVersionId) await countAdoption(tx, agent.adoptedVersionId);
     },
   }),
   defineJob({

@@ -68,3 +68,12 @@ export const findAgentBySubdomain = (db: Executor, subdomain: string) =>
     .select(['id', 'state'])
     .where('subdomain', '=', subdomain)
     .executeTakeFirst();
+
+/** Drops the sealed credentials an adopter gave, once provisioning has ended either way. */
+export const forgetAdoptionCredentials = (db: Executor, id: string) =>
+  db
+    .updateTable('agents')
+    .set({ adoptionCredentials: null })
+    .where('id', '=', id)
+    .where('adoptionCredentials', 'is not', null)
+    .execute();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Agent,
+  type AgentSource,
   type BillingType,
   canApply,
   type MachineMoveAction,
@@ -14,6 +15,8 @@ import { sql } from 'kysely';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { type Adoption, resolveAdoption } from '../adoption/adoption.js';
+import type { TokenCipher } from '../app-connections/token-cipher.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
@@ -48,6 +51,8 @@ export interface AgentsDeps {
   readonly agentOrigin: { readonly scheme: string; readonly domain: string };
   readonly provisionTimeoutMs: number;
   readonly hmacKey: Buffer;
+  /** Seals the credentials an adopter gives until provisioning writes them into the home. */
+  readonly cipher: TokenCipher;
   /**
    * Called once a move of the Agent has committed (stop, restart, destroy, transfer, …): the
    * edge drops its cached route to the Agent's gateway in this process.
@@ -82,6 +87,7 @@ export function createAgentsService(deps: AgentsDeps) {
       billingType: BillingType;
       provider: string;
       cloneSourceId?: string;
+      adoption?: Adoption;
     },
   ) {
     const now = clock.now();
@@ -101,6 +107,12 @@ export function createAgentsService(deps: AgentsDeps) {
       provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
       slotId: slot?.slotId ?? null,
       cloneSourceId: input.cloneSourceId ?? null,
+      ...(input.adoption && {
+        adoptedVersionId: input.adoption.adoptedVersionId,
+        adoptedFrom: JSON.stringify(input.adoption.adoptedFrom),
+        adoptionCredentials: input.adoption.adoptionCredentials,
+        credentialsToSet: JSON.stringify(input.adoption.credentialsToSet),
+      }),
       createdAt: now,
       updatedAt: now,
     });
@@ -165,6 +177,7 @@ export function createAgentsService(deps: AgentsDeps) {
       return toAgent(agent);
     },
 
+    /** A new Agent; with a `source`, its home starts as that published bundle version's files. */
     async create(
       userId: string,
       input: {
@@ -173,13 +186,24 @@ export function createAgentsService(deps: AgentsDeps) {
         region: Region;
         billingType: BillingType;
         accountId?: string;
+        source?: AgentSource;
       },
     ): Promise<Agent> {
+      const { source, ...fields } = input;
+      if (source && !deps.compute.seedsHomes) {
+        throw new AppError('invalid_request', {
+          message: `Agents on ${deps.compute.name} cannot be created from a bundle yet`,
+        });
+      }
       return database.transaction(async (tx) => {
         const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
+        const id = randomUUID();
+        const adoption = source && (await resolveAdoption(tx, deps.cipher, id, source));
         const agent = await provisionNew(tx, userId, account, {
-          ...input,
+          ...fields,
+          id,
           provider: deps.compute.name,
+          ...(adoption && { adoption }),
         });
         return toAgent(agent);
       });

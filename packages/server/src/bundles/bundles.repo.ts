@@ -114,6 +114,9 @@ export const insertVersion = async (
   }
 };
 
+export const findVersion = (db: Executor, id: string) =>
+  db.selectFrom('bundleVersions').selectAll().where('id', '=', id).executeTakeFirst();
+
 export const listVersions = (db: Executor, bundleId: string) =>
   db
     .selectFrom('bundleVersions')
@@ -193,3 +196,13 @@ export const findBundleAddress = (db: Executor, bundleId: string) =>
     .select(['a.slug as accountSlug', 'b.name'])
     .where('b.id', '=', bundleId)
     .executeTakeFirstOrThrow();
+
+/** One more adoption of the bundle this version belongs to. */
+export const countAdoption = (db: Executor, versionId: string) =>
+  db
+    .updateTable('bundles')
+    .set({ adoptionCount: sql`adoption_count + 1` })
+    .where('id', '=', (eb) =>
+      eb.selectFrom('bundleVersions').select('bundleId').where('id', '=', versionId),
+    )
+    .execute();

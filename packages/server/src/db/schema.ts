@@ -1,4 +1,5 @@
 import type {
+  AdoptedFrom,
   AppProvider,
   BillingType,
   BundleCredential,
@@ -86,6 +87,13 @@ export interface AgentsTable {
   /** On a clone source while its disk is copied: the clone's id. */
   cloningBy: string | null;
   cloneSourceId: string | null;
+  /** Adopted: the bundle version its home starts from, until that version is deleted. */
+  adoptedVersionId: ColumnType<string | null, string | null | undefined, string | null>;
+  adoptedFrom: ColumnType<AdoptedFrom | null, string | null | undefined, string | null>;
+  /** The adopter's credential values, sealed, until provisioning ends. */
+  adoptionCredentials: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Credential keys of the bundle the adopter left unset. */
+  credentialsToSet: ColumnType<string[], string | undefined, string>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }

@@ -22,6 +22,8 @@ export const STUCK_AFTER_MS = 60 * 60_000;
 export interface MachineJobHooks<R extends MachineColumns> {
   readonly kind: MachineKind;
   createSpec(row: R): CreateServerSpec;
+  /** Runs `create` with the tree the machine's home starts with, when it has one (adoptions). */
+  withHomeSeed?<T>(row: R, create: (homeSeed: string | undefined) => Promise<T>): Promise<T>;
   /** In the transaction that moves the machine out of `provisioning` (`server` when it made it). */
   leftProvisioning?(tx: Executor, row: R, server: ServerInfo | undefined): Promise<void>;
   /** What else the reconciler repairs for this kind (Plain VMs: firewalls the provider lost). */
@@ -125,9 +127,13 @@ export function lifecycleJobs<R extends MachineColumns>(
         if (row?.state !== PROVISION_MOVE.via) return;
         // Picked up after its deadline (e.g. the service was down): provisioning has timed out.
         if (row.provisionDeadlineAt && row.provisionDeadlineAt <= clock.now()) return timeOut(id);
+        const create = (homeSeed: string | undefined) =>
+          compute.createServer({ ...machine.createSpec(row), ...(homeSeed && { homeSeed }) });
         let server: ServerInfo;
         try {
-          server = await compute.createServer(machine.createSpec(row));
+          server = machine.withHomeSeed
+            ? await machine.withHomeSeed(row, create)
+            : await create(undefined);
         } catch (error) {
           // A failure the driver names (a missing image) will not pass by trying again.
           const named = error instanceof ComputeFailure;

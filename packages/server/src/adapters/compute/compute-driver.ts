@@ -31,6 +31,11 @@ export interface CreateServerSpec {
   readonly image?: string;
   /** Copy this server's disk instead of starting from the image (clones). */
   readonly sourceServerId?: string;
+  /**
+   * Agents adopted from a bundle: a directory on this host whose tree the home starts with,
+   * before the first boot. It holds only regular files and directories (checked before).
+   */
+  readonly homeSeed?: string;
   /** Environment the machine's software gets (e.g. the Agent's service URL and token). */
   readonly bootstrapEnv: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
@@ -49,6 +54,8 @@ export interface CreateServerSpec {
 export interface ComputeDriver {
   /** The provider identifier stored on each Agent (`local`, `hetzner`, …). */
   readonly name: string;
+  /** Whether `createServer` takes a `homeSeed` (Agents adopted from a bundle). */
+  readonly seedsHomes: boolean;
   createServer(spec: CreateServerSpec): Promise<ServerInfo>;
   powerOn(id: string): Promise<void>;
   powerOff(id: string): Promise<void>;
@@ -74,9 +81,10 @@ export interface ComputeDriver {
 }
 
 /**
- * A failure the driver can name and that trying again cannot fix (the image is not there, the
- * provider's account is at its limit, the size is sold out where it was asked for): the machine
- * goes to `error` at once with `reason` as its `statusReason`.
+ * A failure provisioning can name and that trying again cannot fix (the image is not there, the
+ * provider's account is at its limit, the size is sold out where it was asked for, the adopted
+ * bundle's tarball is damaged or its version deleted): the machine goes to `error` at once with
+ * `reason` as its `statusReason`.
  */
 export class ComputeFailure extends Error {
   override name = 'ComputeFailure';
@@ -85,7 +93,9 @@ export class ComputeFailure extends Error {
       | 'image_unavailable'
       | 'resource_limit_exceeded'
       | 'resource_unavailable'
-      | 'placement_error',
+      | 'placement_error'
+      | 'bundle_invalid'
+      | 'bundle_version_deleted',
     message: string,
   ) {
     super(message);

@@ -44,6 +44,7 @@ const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
  */
 export class LocalComputeDriver implements ComputeDriver {
   readonly name = 'local';
+  readonly seedsHomes = true;
   #timer: NodeJS.Timeout | undefined;
   /**
    * One change per machine at a time: the supervisor and a job may both power a machine on, and
@@ -86,6 +87,10 @@ export class LocalComputeDriver implements ComputeDriver {
     const home = this.homeOf(spec.id);
     if (spec.sourceServerId) {
       await cp(this.homeOf(spec.sourceServerId), home, { recursive: true, verbatimSymlinks: true });
+    } else if (spec.homeSeed) {
+      // A retry after a failed first try starts again from the seed alone.
+      await rm(home, { recursive: true, force: true });
+      await cp(spec.homeSeed, home, { recursive: true, errorOnExist: true, force: false });
     } else {
       await mkdir(home, { recursive: true });
     }

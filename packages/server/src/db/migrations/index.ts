@@ -12,6 +12,7 @@ import * as m0010 from './0010-attempt-backoff.js';
 import * as m0011 from './0011-firewall-lease.js';
 import * as m0012 from './0012-drop-agent-gateway-port.js';
 import * as m0013 from './0013-bundle-search.js';
+import * as m0014 from './0014-agent-adoption.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -31,4 +32,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0011-firewall-lease': m0011,
   '0012-drop-agent-gateway-port': m0012,
   '0013-bundle-search': m0013,
+  '0014-agent-adoption': m0014,
 };

@@ -68,6 +68,8 @@ const SETTLE_LIMIT_MS = 5 * 60_000;
  */
 export class HetznerComputeDriver implements ComputeDriver {
   readonly name = 'hetzner';
+  /** A server's disk is reachable only once it runs: adopted homes are not brought in yet. */
+  readonly seedsHomes = false;
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   /** One change per machine at a time in this process (a retried job may meet a late one). */

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
@@ -46,6 +47,30 @@ export async function pushAgentEnv(
   const file = path.posix.join(AGENT_HOME, AGENT_ENV_PATH);
   await client.makeDirectory(instance, path.posix.dirname(file), { ...AGENT_USER, mode: 0o700 });
   await client.pushFile(instance, file, agentEnvFile(env), { ...AGENT_USER, mode: 0o600 });
+}
+
+/**
+ * Brings a tree of this host (an adopted bundle's home: files and directories only) into the
+ * Agent's home, owned by the agent, with the tree's modes. Parents are made before what they hold.
+ */
+export async function pushHome(client: IncusClient, instance: string, dir: string): Promise<void> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const relative = (entry: Dirent) => path.relative(dir, path.join(entry.parentPath, entry.name));
+  const ordered = entries
+    .map((entry) => ({ entry, relative: relative(entry) }))
+    .sort((a, b) => a.relative.split(path.sep).length - b.relative.split(path.sep).length);
+  for (const { entry, relative: rel } of ordered) {
+    const source = path.join(dir, rel);
+    const target = path.posix.join(AGENT_HOME, ...rel.split(path.sep));
+    const mode = (await stat(source)).mode & 0o777;
+    if (entry.isDirectory()) {
+      await client.makeDirectory(instance, target, { ...AGENT_USER, mode });
+    } else if (entry.isFile()) {
+      await client.pushFile(instance, target, await readFile(source), { ...AGENT_USER, mode });
+    } else {
+      throw new Error(`${rel} in an adopted home is neither a file nor a directory`);
+    }
+  }
 }
 
 /**

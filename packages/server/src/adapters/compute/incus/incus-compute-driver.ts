@@ -9,7 +9,13 @@ import {
   type CreateServerSpec,
   type ServerInfo,
 } from '../compute-driver.js';
-import { agentFirewall, CLI_BUILD_KEY, pushAgentEnv, pushCliBuild } from './incus-agent.js';
+import {
+  agentFirewall,
+  CLI_BUILD_KEY,
+  pushAgentEnv,
+  pushCliBuild,
+  pushHome,
+} from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
 import {
@@ -71,6 +77,7 @@ const FRESH_IDENTITY_KEY = 'user.svc.fresh-identity';
  */
 export class IncusComputeDriver implements ComputeDriver {
   readonly name = 'incus';
+  readonly seedsHomes = true;
   readonly #client: IncusClient;
   readonly #firewall: IncusBridgeFirewall;
   /** One change per machine at a time in this process (a retried job may meet a late one). */
@@ -143,6 +150,7 @@ export class IncusComputeDriver implements ComputeDriver {
       await this.#placement.create({ name, spec, source, owner }, rules);
       if (spec.sourceServerId) await this.#freshIdentity(name, spec);
     }
+    if (spec.homeSeed) await pushHome(this.#client, name, spec.homeSeed);
     // Before the first boot: a clone's copied home holds its source's token until this.
     if (isAgent) await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
     await this.#start(name);
