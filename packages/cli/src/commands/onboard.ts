@@ -1,4 +1,4 @@
-import { listAppConnections, listAppProviders } from '@svc/contract';
+import { getSelfAgent, listAppConnections, listAppProviders } from '@svc/contract';
 import { loadAgentCredentials } from '../agent-env.js';
 import { createApiClient } from '../api-client.js';
 import type { CliIo } from '../main.js';
@@ -50,18 +50,24 @@ async function onboard(io: CliIo, force: boolean): Promise<number> {
   return 0;
 }
 
-/** The providers and this Agent's connections, when the service answers. */
+/** The providers, this Agent's connections and credentials to set, when the service answers. */
 async function toolsInfo(io: CliIo): Promise<ToolsInfo> {
   const credentials = await loadAgentCredentials(io.env);
   if (!credentials)
     return { providers: [], connections: [], appsUnavailable: 'no service credentials' };
   const api = createApiClient(credentials, io.fetch);
   try {
-    const [providers, connections] = await Promise.all([
+    const [providers, connections, self] = await Promise.all([
       api(listAppProviders),
       api(listAppConnections),
+      api(getSelfAgent),
     ]);
-    return { providers, connections };
+    return {
+      providers,
+      connections,
+      adoptedFrom: self.adoptedFrom,
+      credentialsToSet: self.credentialsToSet,
+    };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { providers: [], connections: [], appsUnavailable: reason };

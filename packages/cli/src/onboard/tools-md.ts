@@ -14,6 +14,10 @@ export interface ToolsInfo {
   }[];
   /** Why the app list could not be read, if it could not. */
   readonly appsUnavailable?: string;
+  /** The bundle this Agent was adopted from, if it was. */
+  readonly adoptedFrom?: { bundle: string; version: number } | null;
+  /** Credentials the adopted bundle needs that were not given when it was adopted. */
+  readonly credentialsToSet?: readonly string[];
 }
 
 /** The `~/TOOLS.md` an AI agent reads to learn what this Agent offers. */
@@ -47,5 +51,19 @@ export function renderToolsMd(info: ToolsInfo): string {
       );
     }
   }
+  lines.push(...credentialLines(info));
   return `${lines.join('\n')}\n`;
+}
+
+/** The adopted bundle's credentials still to set, where its software reads them. */
+function credentialLines({ adoptedFrom, credentialsToSet = [] }: ToolsInfo): string[] {
+  if (!adoptedFrom || credentialsToSet.length === 0) return [];
+  return [
+    '',
+    '## Credentials to set',
+    '',
+    `This Agent was adopted from ${adoptedFrom.bundle} (version ${adoptedFrom.version}); these credentials were not given then. Add each to \`~/.openclaw/.env\` as \`KEY=value\`:`,
+    '',
+    ...credentialsToSet.map((key) => `- \`${key}\`: to set`),
+  ];
 }

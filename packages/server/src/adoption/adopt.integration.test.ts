@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { run } from '@svc/cli';
 import type { Agent, BundleManifest, SearchResult } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,6 +23,7 @@ import {
 import { waitFor } from '../../test/wait.js';
 import type { LocalComputeDriver } from '../adapters/compute/local-compute-driver.js';
 import { objectKey } from '../adapters/object-store/object-store.js';
+import { issueAgentToken } from '../agents/agent-token.js';
 
 const SECRET = 'sk-adopter-secret-1234567890';
 const CREDENTIALS: BundleManifest['credentials'] = [
@@ -134,6 +136,19 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
     const home = t.driver.homeOf(agent.id);
     expect(await readFile(path.join(home, 'v2.txt'), 'utf8')).toBe('2\n');
     await expect(stat(path.join(home, '.openclaw/.env'))).rejects.toThrow();
+
+    // `svc onboard` on the Agent lists what is still to set in TOOLS.md.
+    const token = issueAgentToken(t.ctx.secrets.hmacKey, agent.id, 1);
+    const code = await run(['onboard'], {
+      env: { HOME: home, SVC_API_URL: t.ctx.config.http.publicUrl, SVC_HMAC_TOKEN: token },
+      stdout: { write: () => {} },
+      stderr: { write: () => {} },
+      fetch: (input, init) => Promise.resolve(t.app.request(String(input), init)),
+    });
+    expect(code).toBe(0);
+    const tools = await readFile(path.join(home, 'TOOLS.md'), 'utf8');
+    expect(tools).toContain(`adopted from ${publisherSlug}/helper (version 2)`);
+    expect(tools).toContain('- `OPENAI_API_KEY`: to set\n- `SLACK_TOKEN`: to set\n');
   }, 60_000);
 
   it('answers 404 for a bundle or version that is not there, 400 for a credential it lacks', async () => {
