@@ -24,6 +24,7 @@ import { createConnectionTokens } from './app-connections/connection-tokens.js';
 import { createProviderClients } from './app-connections/oauth-client.js';
 import { TokenCipher } from './app-connections/token-cipher.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
+import { createAdoptionService } from './bundles/adoption.service.js';
 import { bundlesJobs } from './bundles/bundles.jobs.js';
 import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
 import { createPublishService, type PublishService } from './bundles/publish.service.js';
@@ -129,8 +130,17 @@ export async function createContext(
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
   const tokenCipher = new TokenCipher(secrets.encryption);
+  const store =
+    overrides.objectStore ??
+    createObjectStore(config.objectStore, {
+      publicUrl: config.http.publicUrl,
+      hmacKey: secrets.hmacKey,
+      clock,
+      ...(secrets.s3Credentials && { s3Credentials: secrets.s3Credentials }),
+    });
+  const adoption = createAdoptionService({ database, store, cipher: tokenCipher });
   const agents = createAgentsService({
-    cipher: tokenCipher,
+    adoption,
     database,
     clock,
     jobs,
@@ -150,20 +160,11 @@ export async function createContext(
     log: appsLog,
     refreshTimeoutMs: config.timing.refreshTimeoutMs,
   });
-  const store =
-    overrides.objectStore ??
-    createObjectStore(config.objectStore, {
-      publicUrl: config.http.publicUrl,
-      hmacKey: secrets.hmacKey,
-      clock,
-      ...(secrets.s3Credentials && { s3Credentials: secrets.s3Credentials }),
-    });
   const publicUrl = config.http.publicUrl;
   const jobDefinitions = [
     ...accountsJobs({ database, clock, log: log.accounts }),
     ...agentJobs({
-      store,
-      cipher: tokenCipher,
+      adoption,
       database,
       clock,
       compute,

@@ -18,19 +18,24 @@ export async function agentClient(t: TestContext, owner: TestClient, accountId?:
     ...(accountId && { accountId }),
   });
   if (res.status !== 201) throw new Error(`agent: ${res.status} ${JSON.stringify(res.body)}`);
-  const token = issueAgentToken(t.ctx.secrets.hmacKey, res.body.id, 1);
+  return agentClientOf(t, res.body.id);
+}
+
+/** A client speaking with the token of an existing Agent (of this token generation). */
+export function agentClientOf(t: TestContext, agentId: string, tokenGen = 1) {
+  const token = issueAgentToken(t.ctx.secrets.hmacKey, agentId, tokenGen);
   const headers = { authorization: `Bearer ${token}` };
   const agent = t.newClient();
   const as = { headers, origin: null };
   return {
-    agentId: res.body.id as string,
+    agentId,
     token,
     get: (path: string) => agent.get(path, as),
     post: (path: string, body?: unknown) => agent.post(path, body, as),
     delete: (path: string) => agent.delete(path, as),
   };
 }
-export type AgentClient = Awaited<ReturnType<typeof agentClient>>;
+export type AgentClient = ReturnType<typeof agentClientOf>;
 
 export const manifestOf = (name: string, extra: Partial<BundleManifest> = {}): BundleManifest => ({
   name,

@@ -4,6 +4,12 @@ import path from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Agent } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  agentClientOf,
+  complete,
+  manifestOf,
+  stageAndPublish,
+} from '../../test/bundle-test-helpers.js';
 import { gatewayCookie, openTerminal, type Terminal } from '../../test/gateway-terminal.js';
 import { createIncusProject, INCUS_SOCKET, nameOf } from '../../test/incus.js';
 import { localRequest } from '../../test/localhost-http.js';
@@ -25,6 +31,7 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
   let stranger: TestClient;
   let incus: IncusClient;
   let listener: Server | undefined;
+  let strangerSlug = '';
   const terminals: Terminal[] = [];
 
   beforeAll(async () => {
@@ -51,7 +58,7 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     owner = t.newClient();
     stranger = t.newClient();
     await signUpUser(owner);
-    await signUpUser(stranger);
+    strangerSlug = (await signUpUser(stranger)).account.slug;
   }, 120_000);
 
   afterAll(async () => {
@@ -241,5 +248,37 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     expect(await t.ctx.compute.getServer(id)).toBeUndefined();
     const acls = (await incus.call<string[]>('GET', '/1.0/network-acls')).map(nameOf);
     expect(acls).not.toContain(`svc-${id}`);
+  });
+
+  it("adopts a bundle: the home holds its files and credential, the agent's own", async () => {
+    // Published from the other Agent (it still runs); adopted into a new machine of the owner's.
+    const publisher = agentClientOf(t, theirs.agent.id);
+    const files = {
+      'README.md': Buffer.from('# Adopted on Incus\n'),
+      'tools/notes.txt': Buffer.from('from the bundle\n'),
+      '.openclaw/.env': Buffer.from(`API_KEY=${'$'}{API_KEY}\n`),
+    };
+    const manifest = manifestOf('incus-adoptable', {
+      credentials: [{ key: 'API_KEY', description: 'the key', locations: ['.openclaw/.env:1'] }],
+    });
+    const staged = await stageAndPublish(t, publisher, { manifest, files });
+    expect((await complete(publisher, staged.bundleId, staged.stagingId)).status).toBe(201);
+
+    const id = await create(owner, 'adopted', {
+      source: { bundle: `${strangerSlug}/incus-adoptable`, credentials: { API_KEY: 'k-123' } },
+    });
+    const adopted = await whenRunning(owner, id);
+    const adoptedShell = await terminalOf(owner, id, adopted.base);
+    const run = async (command: string) => (await adoptedShell.run(command)).output.trim();
+    expect(await run('cat ~/tools/notes.txt')).toBe('from the bundle');
+    expect(await run('stat -c "%U %a" ~/.openclaw/.env ~/tools ~/README.md')).toBe(
+      'agent 600\nagent 755\nagent 644',
+    );
+    expect(await run('cat ~/.openclaw/.env')).toBe("API_KEY='k-123'");
+    expect(JSON.parse(await run('cat ~/bundle.json')).adoptedFrom).toEqual({
+      bundle: `${strangerSlug}/incus-adoptable`,
+      version: 1,
+    });
+    expect((await owner.delete(`/api/agents/${id}`)).status).toBe(200);
   });
 });

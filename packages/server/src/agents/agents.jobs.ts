@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import type { ObjectStore } from '../adapters/object-store/object-store.js';
-import { withHomeSeed } from '../adoption/home-seed.js';
-import type { TokenCipher } from '../app-connections/token-cipher.js';
-import { countAdoption } from '../bundles/bundles.repo.js';
+import type { AdoptionService } from '../bundles/adoption.service.js';
 import type { AgentRow } from '../db/schema.js';
 import { defineJob } from '../jobs/job.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
@@ -12,10 +9,8 @@ import * as repo from './agents.repo.js';
 export interface AgentJobsDeps extends LifecycleJobsDeps {
   /** The environment an Agent's machine gets (service URL, Agent id, HMAC token). */
   readonly bootstrapEnv: (agent: { id: string; tokenGen: number }) => Record<string, string>;
-  /** Where adopted bundles' tarballs are. */
-  readonly store: ObjectStore;
-  /** Opens the credentials an adopter gave. */
-  readonly cipher: TokenCipher;
+  /** The homes of Agents adopted from a bundle. */
+  readonly adoption: AdoptionService;
 }
 
 /** Hands a machine its Agent's current token (after a transfer or a regenerated token). */
@@ -33,15 +28,14 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       bootstrapEnv: deps.bootstrapEnv(agent),
       labels: { managedBy: 'svc', kind: 'agent', agentId: agent.id },
     }),
-    withHomeSeed: (agent, create) =>
-      withHomeSeed({ db: deps.database.db, store: deps.store, cipher: deps.cipher }, agent, create),
+    withHomeSeed: (agent, create) => deps.adoption.withHomeSeed(agent, create),
     leftProvisioning: async (tx, agent, server) => {
       // Out of provisioning, a clone's disk is copied or never will be: its source is free.
       await repo.releaseCloneSource(tx, agent.id);
       // The adopter's credentials are in the home now, or never will be: they are not kept.
       await repo.forgetAdoptionCredentials(tx, agent.id);
       // Counted once the adopted home exists; who adopted is not recorded on the bundle.
-      if (server && agent.adoptedVersionId) await countAdoption(tx, agent.adoptedVersionId);
+      if (server && agent.adoptedVersionId) await deps.adoption.counted(tx, agent.adoptedVersionId);
     },
   }),
   defineJob({

@@ -15,9 +15,8 @@ import { sql } from 'kysely';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
-import { type Adoption, resolveAdoption } from '../adoption/adoption.js';
-import type { TokenCipher } from '../app-connections/token-cipher.js';
 import { slotForNew } from '../billing/slots.js';
+import type { Adoption, AdoptionService } from '../bundles/adoption.service.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
@@ -51,8 +50,8 @@ export interface AgentsDeps {
   readonly agentOrigin: { readonly scheme: string; readonly domain: string };
   readonly provisionTimeoutMs: number;
   readonly hmacKey: Buffer;
-  /** Seals the credentials an adopter gives until provisioning writes them into the home. */
-  readonly cipher: TokenCipher;
+  /** Agents created from a published bundle (`source`). */
+  readonly adoption: AdoptionService;
   /**
    * Called once a move of the Agent has committed (stop, restart, destroy, transfer, …): the
    * edge drops its cached route to the Agent's gateway in this process.
@@ -198,7 +197,7 @@ export function createAgentsService(deps: AgentsDeps) {
       return database.transaction(async (tx) => {
         const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
         const id = randomUUID();
-        const adoption = source && (await resolveAdoption(tx, deps.cipher, id, source));
+        const adoption = source && (await deps.adoption.resolve(tx, id, source));
         const agent = await provisionNew(tx, userId, account, {
           ...fields,
           id,

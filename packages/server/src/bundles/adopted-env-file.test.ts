@@ -1,6 +1,6 @@
 import { parse } from 'dotenv';
 import { describe, expect, it } from 'vitest';
-import { setEnvValues } from './env-file.js';
+import { setEnvValues } from './adopted-env-file.js';
 
 describe('setEnvValues', () => {
   it("replaces stage's placeholders, keeps other lines and appends keys it lacks", () => {

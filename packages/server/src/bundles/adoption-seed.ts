@@ -9,17 +9,16 @@ import { type AdoptedFrom, type BundleManifest, MANIFEST_FILE } from '@svc/contr
 import { extract } from 'tar';
 import { ComputeFailure } from '../adapters/compute/compute-driver.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
-import type { TokenCipher } from '../app-connections/token-cipher.js';
-import * as bundles from '../bundles/bundles.repo.js';
-import { verifyTarball } from '../bundles/verify-tarball.js';
 import type { Executor } from '../db/database.js';
-import { openCredentials } from './adoption.js';
-import { OPENCLAW_ENV, setEnvValues } from './env-file.js';
+import { OPENCLAW_ENV, setEnvValues } from './adopted-env-file.js';
+import * as bundles from './bundles.repo.js';
+import { verifyTarball } from './verify-tarball.js';
 
 export interface HomeSeedDeps {
   readonly db: Executor;
   readonly store: ObjectStore;
-  readonly cipher: TokenCipher;
+  /** The credentials an adopter gave, from their sealed form on the Agent. */
+  readonly openCredentials: (agentId: string, sealed: string) => Record<string, string>;
 }
 
 /** The adoption columns of an Agent, as the provisioning job reads them. */
@@ -75,10 +74,7 @@ export async function withHomeSeed<T>(
     await unpack(tarball, home);
     await writeManifest(home, version.manifest, from);
     if (agent.adoptionCredentials) {
-      await writeCredentials(
-        home,
-        openCredentials(deps.cipher, agent.id, agent.adoptionCredentials),
-      );
+      await writeCredentials(home, deps.openCredentials(agent.id, agent.adoptionCredentials));
     }
     const made = await use(home);
     // Deleted while the machine was being made: its files must not outlive the version.
