@@ -67,21 +67,66 @@ export function openEnvPush(
   machine: { readonly pushKey: string; readonly agentId: string; readonly lastPushedAt: number },
   now: number,
 ): EnvPush | string {
-  let valid = false;
-  try {
-    const key = createPublicKey({
-      key: { kty: 'OKP', crv: 'Ed25519', x: machine.pushKey },
-      format: 'jwk',
-    });
-    valid = verify(null, Buffer.from(body), key, Buffer.from(signature ?? '', 'base64url'));
-  } catch {
-    valid = false;
-  }
-  if (!valid) return 'bad signature';
+  if (!isSigned(body, signature, machine.pushKey)) return 'bad signature';
   const push = JSON.parse(body) as EnvPush;
   if (push.agentId !== machine.agentId) return 'another Agent';
   if (typeof push.issuedAt !== 'number' || Math.abs(now - push.issuedAt) > ENV_PUSH_MAX_AGE_MS)
     return 'too old';
   if (push.issuedAt <= machine.lastPushedAt) return 'not newer than the last push';
   return push;
+}
+
+/** Whether `signature` is the push key's over `text`. */
+function isSigned(text: string, signature: string | undefined, pushKey: string): boolean {
+  try {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: pushKey }, format: 'jwk' });
+    return verify(null, Buffer.from(text), key, Buffer.from(signature ?? '', 'base64url'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An adopted Agent's home, pushed once to the gateway of a machine whose disk the driver cannot
+ * write before it boots (a cloud server): `POST /_svc/home-seed`, the body a gzipped tarball of
+ * the home, the claim (Agent, time, the tarball's SHA-256 and size) signed with the push key and
+ * sent as a header, so the gateway knows what to expect before it reads a byte.
+ */
+export const HOME_SEED_PATH = '/_svc/home-seed';
+export const HOME_SEED_CLAIM_HEADER = 'x-svc-seed';
+/** The bundle's compressed tarball cap, and room for `bundle.json` and the credentials. */
+export const HOME_SEED_MAX_BYTES = 510 * 1000 * 1000;
+
+export interface HomeSeedClaim {
+  readonly agentId: string;
+  readonly issuedAt: number;
+  readonly sha256: string;
+  readonly size: number;
+}
+
+/** The claim header's value and its signature. */
+export function signHomeSeed(
+  key: KeyObject,
+  claim: HomeSeedClaim,
+): { claim: string; signature: string } {
+  const text = Buffer.from(JSON.stringify(claim)).toString('base64url');
+  return { claim: text, signature: sign(null, Buffer.from(text), key).toString('base64url') };
+}
+
+/** The claim when the push key signed it for `agentId` within five minutes; else why not. */
+export function openHomeSeed(
+  claim: string | undefined,
+  signature: string | undefined,
+  machine: { readonly pushKey: string; readonly agentId: string },
+  now: number,
+): HomeSeedClaim | string {
+  if (!claim || !isSigned(claim, signature, machine.pushKey)) return 'bad signature';
+  const opened = JSON.parse(Buffer.from(claim, 'base64url').toString('utf8')) as HomeSeedClaim;
+  if (opened.agentId !== machine.agentId) return 'another Agent';
+  if (typeof opened.issuedAt !== 'number' || Math.abs(now - opened.issuedAt) > ENV_PUSH_MAX_AGE_MS)
+    return 'too old';
+  const sizeOk = Number.isSafeInteger(opened.size) && opened.size > 0;
+  if (!/^[0-9a-f]{64}$/.test(String(opened.sha256)) || !sizeOk || opened.size > HOME_SEED_MAX_BYTES)
+    return 'not a home seed';
+  return opened;
 }

@@ -7,7 +7,7 @@ import type {
   ServerInfo,
 } from '../src/adapters/compute/compute-driver.js';
 
-type Call = Exclude<keyof ComputeDriver, 'name' | 'seedsHomes' | 'close'>;
+type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
 
 export interface CallBehaviour {
   /** Added before the call takes effect. */
@@ -31,7 +31,6 @@ export interface CallBehaviour {
  */
 export class TestComputeDriver implements ComputeDriver {
   readonly name: string;
-  readonly seedsHomes = true;
   /** The files each adopted home was seeded with (path → bytes), read while the seed existed. */
   readonly seededHomes = new Map<string, Map<string, Buffer>>();
   readonly servers = new Map<

@@ -1,7 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorEnvelope } from '@svc/contract';
-import { ENV_PUSH_PATH, ENV_PUSH_SIGNATURE_HEADER } from '@svc/contract/agent-env-push';
+import {
+  ENV_PUSH_PATH,
+  ENV_PUSH_SIGNATURE_HEADER,
+  HOME_SEED_CLAIM_HEADER,
+  HOME_SEED_PATH,
+} from '@svc/contract/agent-env-push';
 import {
   GATEWAY_COOKIE,
   GATEWAY_COOKIE_TTL_SECONDS,
@@ -13,6 +18,7 @@ import { CODE_SERVER_PREFIX, type CodeServer } from './code-server.js';
 import { EnvPushes } from './env-push.js';
 import { FileAccessError, HomeFiles } from './files-api.js';
 import type { GatewayAuth } from './gateway-auth.js';
+import { HomeSeeds } from './home-seed.js';
 import { editorPage, indexPage, PAGE_HEADERS, terminalPage } from './pages.js';
 import { TerminalSessions } from './terminal-sessions.js';
 
@@ -39,6 +45,12 @@ export interface GatewayOptions {
 const CROSS_ORIGIN = errorEnvelope('forbidden', { detail: 'cross-origin request refused' });
 
 const MAX_BODY_BYTES = 2 * 1024 * 1024 + 1024;
+const SEED_ERRORS = {
+  400: 'invalid_request',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'invalid_state',
+} as const;
 /** How often open terminal and editor sockets have their cookie checked again. */
 const RECHECK_MS = 30_000;
 
@@ -54,6 +66,7 @@ export function createGatewayServer(options: GatewayOptions) {
   const terminals = new TerminalSessions(options.home, options.env);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const pushes = new EnvPushes(options.home);
+  const seeds = new HomeSeeds(options.home);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -89,6 +102,20 @@ export function createGatewayServer(options: GatewayOptions) {
       );
       if (answer.status === 204) return void res.writeHead(204).end();
       const code = answer.status === 404 ? 'not_found' : 'forbidden';
+      return json(res, answer.status, errorEnvelope(code, { detail: answer.reason }));
+    }
+    if (route === HOME_SEED_PATH && req.method === 'POST') {
+      const header = (name: string) => {
+        const value = req.headers[name];
+        return typeof value === 'string' ? value : undefined;
+      };
+      const answer = await seeds.take(
+        req,
+        header(HOME_SEED_CLAIM_HEADER),
+        header(ENV_PUSH_SIGNATURE_HEADER),
+      );
+      if (answer.status === 204) return void res.writeHead(204).end();
+      const code = SEED_ERRORS[answer.status];
       return json(res, answer.status, errorEnvelope(code, { detail: answer.reason }));
     }
     if (!(await options.auth.isAuthorized(req.headers.cookie, cookieName))) {

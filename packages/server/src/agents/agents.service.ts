@@ -189,11 +189,6 @@ export function createAgentsService(deps: AgentsDeps) {
       },
     ): Promise<Agent> {
       const { source, ...fields } = input;
-      if (source && !deps.compute.seedsHomes) {
-        throw new AppError('invalid_request', {
-          message: `Agents on ${deps.compute.name} cannot be created from a bundle yet`,
-        });
-      }
       return database.transaction(async (tx) => {
         const account = await membership.resolveTargetAccount(tx, userId, input.accountId);
         const id = randomUUID();

@@ -54,8 +54,6 @@ export interface CreateServerSpec {
 export interface ComputeDriver {
   /** The provider identifier stored on each Agent (`local`, `hetzner`, …). */
   readonly name: string;
-  /** Whether `createServer` takes a `homeSeed` (Agents adopted from a bundle). */
-  readonly seedsHomes: boolean;
   createServer(spec: CreateServerSpec): Promise<ServerInfo>;
   powerOn(id: string): Promise<void>;
   powerOff(id: string): Promise<void>;

@@ -44,7 +44,6 @@ const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
  */
 export class LocalComputeDriver implements ComputeDriver {
   readonly name = 'local';
-  readonly seedsHomes = true;
   #timer: NodeJS.Timeout | undefined;
   /**
    * One change per machine at a time: the supervisor and a job may both power a machine on, and

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import { pushPrivateKey, pushPublicKey } from '@svc/contract/agent-env-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
-import { GatewayAuth } from '../../../../../cli/src/gateway/gateway-auth.js';
-import { createGatewayServer } from '../../../../../cli/src/gateway/gateway-server.js';
 import { hetznerDriver, hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
 import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
 import { TEST_ENV } from '../../../../test/test-context.js';
-import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
+import { startTestGateway } from '../../../../test/test-gateway.js';
 import { ComputeFailure, type CreateServerSpec } from '../compute-driver.js';
 
 // The hetzner driver against the stand-in of Hetzner Cloud's API, every request and answer
@@ -136,45 +133,55 @@ describe('hetzner driver', () => {
 
   it("pushes an Agent's new credentials to its gateway, signed with the service's key", async () => {
     const id = randomUUID();
-    const home = await mkdtemp(path.join(tmpdir(), 'svc-push-home-'));
-    await mkdir(path.join(home, '.crabglamp'));
     const env = { ...agent(id).bootstrapEnv, SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY) };
-    await writeFile(path.join(home, AGENT_ENV_PATH), agentEnvFile(env), { mode: 0o600 });
-    const gatewayEnv = { HOME: home };
-    const gateway = createGatewayServer({
-      home,
-      env: gatewayEnv,
-      auth: new GatewayAuth(gatewayEnv),
-      assets: async () => new Map(),
-      version: 'test',
-      secureCookies: false,
-    });
-    await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
+    const gateway = await startTestGateway(env);
     try {
-      const gatewayPort = (gateway.server.address() as AddressInfo).port;
-      const driver = await hetznerDriver(setup.standIn, { gatewayPort });
+      const driver = await hetznerDriver(setup.standIn, { gatewayPort: gateway.port });
       setup.standIn.pinNextIpv4('127.0.0.1');
       await driver.createServer(agent(id));
       await driver.setBootstrapEnv(id, { ...env, SVC_HMAC_TOKEN: 'renewed', SVC_PUSH_KEY: 'x' });
-      expect(await readAgentEnv(home)).toMatchObject({
+      expect(await readAgentEnv(gateway.home)).toMatchObject({
         SVC_HMAC_TOKEN: 'renewed',
         SVC_PUSH_KEY: env.SVC_PUSH_KEY,
       });
       // Signed with another key, the gateway refuses it and the driver says so.
       const impostor = await hetznerDriver(setup.standIn, {
-        gatewayPort,
+        gatewayPort: gateway.port,
         pushKey: pushPrivateKey(Buffer.alloc(32, 9)),
       });
       await expect(impostor.setBootstrapEnv(id, { SVC_HMAC_TOKEN: 'evil' })).rejects.toThrow(/403/);
-      expect((await readAgentEnv(home)).SVC_HMAC_TOKEN).toBe('renewed');
+      expect((await readAgentEnv(gateway.home)).SVC_HMAC_TOKEN).toBe('renewed');
       // A stopped Agent cannot take it: the push job tries again later.
       await driver.powerOff(id);
       await expect(driver.setBootstrapEnv(id, env)).rejects.toThrow(/not running/);
       await driver.deleteServer(id);
     } finally {
       await gateway.close();
-      gateway.server.closeAllConnections();
-      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it("brings an adopted home in through the Agent's gateway once its server runs", async () => {
+    const id = randomUUID();
+    const env = { ...agent(id).bootstrapEnv, SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY) };
+    const gateway = await startTestGateway(env);
+    const seed = await mkdtemp(path.join(tmpdir(), 'svc-seed-src-'));
+    try {
+      await mkdir(path.join(seed, 'notes/deep'), { recursive: true });
+      await writeFile(path.join(seed, 'notes/deep/a.md'), 'adopted\n');
+      await mkdir(path.join(seed, '.openclaw'));
+      await writeFile(path.join(seed, '.openclaw/.env'), "KEY='v'\n", { mode: 0o600 });
+      const driver = await hetznerDriver(setup.standIn, { gatewayPort: gateway.port });
+      setup.standIn.pinNextIpv4('127.0.0.1');
+      await driver.createServer({ ...agent(id), homeSeed: seed });
+      expect(await readFile(path.join(gateway.home, 'notes/deep/a.md'), 'utf8')).toBe('adopted\n');
+      const envFile = path.join(gateway.home, '.openclaw/.env');
+      expect((await stat(envFile)).mode & 0o777).toBe(0o600);
+      // A retry of the whole create (its answer lost) finds the home seeded with the same tree.
+      await driver.createServer({ ...agent(id), homeSeed: seed });
+      await driver.deleteServer(id);
+    } finally {
+      await gateway.close();
+      await rm(seed, { recursive: true, force: true });
     }
   });
 

@@ -19,6 +19,7 @@ import { agentFirewall, agentUserData } from './hetzner-agent.js';
 import { type ServerType, type SizeTable, sizeTable } from './hetzner-catalog.js';
 import { fromHcloudRules } from './hetzner-firewall.js';
 import { HetznerFirewalls } from './hetzner-firewalls.js';
+import { pushHomeSeed } from './hetzner-home-seed.js';
 import { HetznerImages } from './hetzner-images.js';
 import {
   type HcloudFirewall,
@@ -48,6 +49,8 @@ export interface HetznerDriverOptions {
   readonly pushKey?: KeyObject;
   /** Where Agents' gateways listen (tests put one elsewhere). */
   readonly gatewayPort?: number;
+  /** How long an adopted Agent's server may take to boot before its home is pushed (4 min). */
+  readonly homeSeedWaitMs?: number;
 }
 
 /** Provider answers that no retry changes: provisioning fails with the code as its reason. */
@@ -68,8 +71,6 @@ const SETTLE_LIMIT_MS = 5 * 60_000;
  */
 export class HetznerComputeDriver implements ComputeDriver {
   readonly name = 'hetzner';
-  /** A server's disk is reachable only once it runs: adopted homes are not brought in yet. */
-  readonly seedsHomes = false;
   readonly #client: HcloudClient;
   readonly #actions: ActionWaiter;
   /** One change per machine at a time in this process (a retried job may meet a late one). */
@@ -164,7 +165,9 @@ export class HetznerComputeDriver implements ComputeDriver {
     if (server.status === 'off') server = await this.#power(server, 'poweron');
     // A clone's snapshot served its purpose once the server runs from it; it costs by the GB.
     if (spec.sourceServerId) await this.#images.removeSnapshotsOf(spec.id);
-    return this.#info(server);
+    const made = this.#info(server);
+    if (spec.homeSeed) await this.#seedHome(made, spec.homeSeed);
+    return made;
   }
 
   async #create(
@@ -283,6 +286,19 @@ export class HetznerComputeDriver implements ComputeDriver {
    * way into a cloud server but through it). A stopped Agent cannot take it: the push fails and
    * its job tries again later. Plain VMs carry no credentials.
    */
+  /** An adopted home, brought in through the running server's gateway. */
+  async #seedHome(server: ServerInfo, seedDir: string): Promise<void> {
+    if (!server.gateway) throw new Error(`machine ${server.id} has no gateway to take a home`);
+    if (!this.options.pushKey) throw new Error('the hetzner driver has no push key');
+    await pushHomeSeed({
+      agentId: server.id,
+      gateway: server.gateway,
+      pushKey: this.options.pushKey,
+      seedDir,
+      waitMs: this.options.homeSeedWaitMs ?? 4 * 60_000,
+    });
+  }
+
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     return this.#serial.run(id, async () => {
       const server = await this.#require(id);

@@ -77,7 +77,6 @@ const FRESH_IDENTITY_KEY = 'user.svc.fresh-identity';
  */
 export class IncusComputeDriver implements ComputeDriver {
   readonly name = 'incus';
-  readonly seedsHomes = true;
   readonly #client: IncusClient;
   readonly #firewall: IncusBridgeFirewall;
   /** One change per machine at a time in this process (a retried job may meet a late one). */
