@@ -54,6 +54,22 @@ async function publish(
   return { bundleId: staged.bundleId, version: done.body.version as number };
 }
 
+/** A publisher's account with an Agent, an adopter's, and two versions of one bundle. */
+async function twoVersions(
+  t: TestContext,
+  manifest: BundleManifest,
+  [first, second]: [Record<string, Buffer>, Record<string, Buffer>],
+) {
+  const owner = t.newClient();
+  const adopter = t.newClient();
+  const slug = (await signUpUser(owner)).account.slug;
+  await signUpUser(adopter);
+  const publisher = await agentClient(t, owner);
+  const { bundleId } = await publish(t, publisher, manifest, first);
+  await publish(t, publisher, { ...manifest, glampId: bundleId }, second);
+  return { owner, adopter, slug, publisher };
+}
+
 const adopt = (client: TestClient, source: object, name = 'Adopted') =>
   client.post('/api/agents', { name, size: 'small', region: 'eu', billingType: 'metered', source });
 
@@ -71,20 +87,13 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
   let t: TestContext & { readonly driver: LocalComputeDriver };
   let adopter: TestClient;
   let publisherSlug = '';
-  let bundleId = '';
   let publisher: AgentClient;
   let owner: TestClient;
 
   beforeAll(async () => {
     t = await createLocalTestContext();
-    owner = t.newClient();
-    adopter = t.newClient();
-    publisherSlug = (await signUpUser(owner)).account.slug;
-    await signUpUser(adopter);
-    publisher = await agentClient(t, owner);
     const manifest = manifestOf('helper', { credentials: CREDENTIALS, tags: ['helper'] });
-    ({ bundleId } = await publish(t, publisher, manifest, V1));
-    await publish(t, publisher, { ...manifest, glampId: bundleId }, V2);
+    ({ owner, adopter, slug: publisherSlug, publisher } = await twoVersions(t, manifest, [V1, V2]));
   }, 60_000);
   afterAll(() => t?.close());
 
@@ -182,12 +191,7 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
   it('refuses a deleted version with 404', async () => {
     const manifest = manifestOf('short-lived');
     const first = await publish(t, publisher, manifest, { 'a.txt': Buffer.from('a') });
-    await publish(
-      t,
-      publisher,
-      { ...manifest, glampId: first.bundleId },
-      { 'b.txt': Buffer.from('b') },
-    );
+    await publish(t, publisher, { ...manifest, glampId: first.bundleId }, V2);
     expect((await owner.delete(`/api/glamps/${publisherSlug}/short-lived/versions/1`)).status).toBe(
       204,
     );
@@ -235,19 +239,10 @@ describe('a version deleted while its adoption is in flight', () => {
 
   it('fails the Agent with bundle_version_deleted and removes its machine', async () => {
     t = await createTestContext('pglite');
-    const owner = t.newClient();
-    const adopter = t.newClient();
-    const slug = (await signUpUser(owner)).account.slug;
-    await signUpUser(adopter);
-    const publisher = await agentClient(t, owner);
-    const manifest = manifestOf('fleeting');
-    const v1 = await publish(t, publisher, manifest, { 'one.txt': Buffer.from('1') });
-    await publish(
-      t,
-      publisher,
-      { ...manifest, glampId: v1.bundleId },
+    const { owner, adopter, slug } = await twoVersions(t, manifestOf('fleeting'), [
+      { 'one.txt': Buffer.from('1') },
       { 'two.txt': Buffer.from('2') },
-    );
+    ]);
 
     t.compute.behave('createServer', { hang: true });
     const res = await adopt(adopter, { bundle: `${slug}/fleeting`, version: 1 });
