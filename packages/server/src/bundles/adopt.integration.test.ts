@@ -11,6 +11,7 @@ import {
   manifestOf,
   sha256,
   stageAndPublish,
+  tarballOf,
   tarGz,
 } from '../../test/bundle-test-helpers.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -229,7 +230,21 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
     expect(await readdir(tmpdir())).not.toContain(escapeName);
     expect(await t.driver.getServer(agent.id)).toBeUndefined();
     await expect(stat(t.driver.homeOf(agent.id))).rejects.toThrow();
-    expect((await readdir(tmpdir())).filter((n) => n.startsWith('svc-adopt-'))).toEqual([]);
+  }, 60_000);
+
+  it('fails when the stored tarball is not the bytes published', async () => {
+    const files = { 'ok.txt': Buffer.from('fine\n') };
+    await publish(t, publisher, manifestOf('tampered'), files);
+    const root = (t.ctx.config.objectStore as { root: string }).root;
+    await writeFile(
+      path.join(root, objectKey(sha256(tarballOf(files)))),
+      tarballOf({ 'ok.txt': Buffer.from('evil\n') }),
+    );
+
+    const res = await adopt(adopter, { bundle: `${publisherSlug}/tampered` }, 'Tampered');
+    const agent = await settled(adopter, res.body.id);
+    expect([agent.status, agent.statusReason]).toEqual(['error', 'bundle_invalid']);
+    expect(await t.driver.getServer(agent.id)).toBeUndefined();
   }, 60_000);
 });
 

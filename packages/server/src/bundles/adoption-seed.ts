@@ -3,7 +3,6 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type AdoptedFrom, type BundleManifest, MANIFEST_FILE } from '@svc/contract';
 import { extract } from 'tar';
@@ -63,7 +62,8 @@ export async function withHomeSeed<T>(
   const work = await mkdtemp(path.join(tmpdir(), 'svc-adopt-'));
   try {
     const tarball = path.join(work, 'bundle.tar.gz');
-    await download(deps.store, version.tarballSha256, tarball, () => gone(from));
+    const published = { sha256: version.tarballSha256, size: Number(version.tarballSize) };
+    await download(deps.store, published, tarball, () => gone(from));
     const issues = await verifyTarball(createReadStream(tarball), files);
     if (issues.length > 0) {
       const [first] = issues;
@@ -85,24 +85,32 @@ export async function withHomeSeed<T>(
   }
 }
 
-/** The object's bytes into `file`, refused unless they hash to its name. */
+/** The object's bytes into `file`: no more than were published, and they must hash to its name. */
 async function download(
   store: ObjectStore,
-  sha256: string,
+  object: { sha256: string; size: number },
   file: string,
   missing: () => Error,
 ): Promise<void> {
-  const stream = await store.read(sha256);
+  const stream = await store.read(object.sha256);
   if (!stream) throw missing();
   const hash = createHash('sha256');
-  const hashing = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      done(null, chunk);
+  let size = 0;
+  await pipeline(
+    stream,
+    async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
+        size += chunk.length;
+        if (size > object.size) throw invalid("The bundle's tarball is larger than published");
+        hash.update(chunk);
+        yield chunk;
+      }
     },
-  });
-  await pipeline(stream, hashing, createWriteStream(file, { mode: 0o600 }));
-  if (hash.digest('hex') !== sha256) throw invalid("The bundle's tarball is not the one published");
+    createWriteStream(file, { mode: 0o600 }),
+  );
+  if (hash.digest('hex') !== object.sha256) {
+    throw invalid("The bundle's tarball is not the one published");
+  }
 }
 
 /**
