@@ -33,6 +33,8 @@ export function versionPage({
 }: VersionPageInput): string {
   const base = `${pathUrl(detail.accountSlug, detail.name)}/versions/${version}`;
   const isLatest = version === detail.latestVersion;
+  // The dashboard's adopt form; without `version` it picks the latest, so only older pages name one.
+  const adopt = `/dashboard/adopt${pathUrl(detail.accountSlug, detail.name)}${isLatest ? '' : `?version=${version}`}`;
   const tags = detail.tags.map((t) => `<li>${escapeHtml(t)}</li>`).join('');
   const credentials = detail.credentials.length
     ? `<ul class="credentials">${detail.credentials
@@ -71,7 +73,7 @@ export function versionPage({
 <p class="address">${escapeHtml(`${detail.accountSlug}/${detail.name}`)} · version ${version}${isLatest ? ' (latest)' : ''}</p>
 <p class="description">${escapeHtml(detail.description)}</p>
 <ul class="tags">${tags}</ul>
-<p><a href="${escapeHtml(`${base}/download`)}">Download the tarball</a></p>
+<p class="actions"><a class="adopt" href="${escapeHtml(adopt)}">Adopt this bundle</a> <a href="${escapeHtml(`${base}/download`)}">Download the tarball</a></p>
 </header>
 <section><h2>Credentials</h2>${credentials}</section>
 <section class="readme"><h2>README</h2>${readmeHtml ?? '<p>This bundle has no README.md.</p>'}</section>

@@ -87,6 +87,13 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     expect(page.body).toContain('src/app.js');
     const old = await t.newClient().get(`/${slug}/first-bundle/versions/1`);
     expect(old.body).toContain('<h1>Hello one</h1>');
+    // "Adopt this bundle" opens the dashboard's form, for this version when it is not the latest.
+    const adoptHref = (html: string) =>
+      /<a class="adopt" href="([^"]*)">Adopt this bundle</.exec(html)?.[1];
+    expect(adoptHref(page.body)).toBe(`/dashboard/adopt/${slug}/first-bundle`);
+    expect(adoptHref(old.body)).toBe(`/dashboard/adopt/${slug}/first-bundle?version=1`);
+    const latest = await t.newClient().get(`/${slug}/first-bundle/versions/2`);
+    expect(adoptHref(latest.body)).toBe(`/dashboard/adopt/${slug}/first-bundle`);
     const raw = await t.app.request(`/${slug}/first-bundle/versions/1/files/src/app.js?raw=1`);
     expect(Buffer.from(await raw.arrayBuffer())).toEqual(v1Files['src/app.js']);
     const tar = await t.app.request(`/${slug}/first-bundle/versions/1/download`);
