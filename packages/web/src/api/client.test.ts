@@ -1,4 +1,4 @@
-import { createOrg, getAgent, listAgents, signOut, signUp } from '@svc/contract';
+import { createOrg, getAgent, listAgents, searchBundles, signOut, signUp } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { ApiError, callEndpoint, issuesAt } from './client.js';
 import { pollWhileTransient } from './queries/transient.js';
@@ -33,6 +33,8 @@ const agent = {
   url: 'https://bot-abc123.example',
   specs: { vcpu: 2, ramGb: 4, diskGb: 80 },
   statusReason: null,
+  adoptedFrom: null,
+  credentialsToSet: [],
   createdAt: NOW,
   updatedAt: NOW,
 };
@@ -91,6 +93,20 @@ describe('callEndpoint', () => {
       'bot',
     );
     expect(one.calls[0]?.url).toBe(`/api/agents/${ID}`);
+  });
+
+  it('repeats a query parameter for each item of a list, and writes numbers as text', async () => {
+    const search = fakeFetch(200, { items: [], nextCursor: null });
+    await callEndpoint(
+      searchBundles,
+      { query: { q: 'rain', tag: ['iot', 'garden'], limit: 5 } },
+      { fetch: search.fetch },
+    );
+    await callEndpoint(searchBundles, { query: { tag: [] } }, { fetch: search.fetch });
+    expect(search.calls.map((c) => c.url)).toEqual([
+      '/api/glamps?q=rain&tag=iot&tag=garden&limit=5',
+      '/api/glamps',
+    ]);
   });
 
   it('throws the service error envelope as an ApiError with a readable message', async () => {
