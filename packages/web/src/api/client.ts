@@ -52,7 +52,7 @@ export async function callEndpoint<E extends Endpoint>(
 ): Promise<EndpointResult<E>> {
   const { params, query, body } = input as {
     params?: Record<string, string>;
-    query?: Record<string, string | undefined>;
+    query?: Record<string, string | number | readonly string[] | undefined>;
     body?: unknown;
   };
   if (endpoint.body) {
@@ -63,7 +63,10 @@ export async function callEndpoint<E extends Endpoint>(
   let url = buildPath(endpoint.path, params);
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
-    if (value !== undefined && value !== '') search.set(name, value);
+    // A list is the parameter repeated (`tag=a&tag=b`), as the server reads it.
+    for (const item of [value].flat()) {
+      if (item !== undefined && item !== '') search.append(name, String(item));
+    }
   }
   if (search.size > 0) url += `?${search}`;
 
