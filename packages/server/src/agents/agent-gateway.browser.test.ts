@@ -97,23 +97,22 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
       if (frame === page.mainFrame()) visited.push(frame.url());
     });
 
-    // Signed out: the dashboard asks for a sign-in first.
+    // Signed out: the dashboard asks for a sign-in first, naming the page to come back to.
+    const link = `/dashboard/agents/${agent.id}?open=1`;
     await page.goto(agent.url);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in`);
-    expect(visited).toContain(`${server.baseUrl}/dashboard/agents/${agent.id}?open=1`);
+    expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in?next=${encodeURIComponent(link)}`);
+    expect(visited).toContain(`${server.baseUrl}${link}`);
     // The dashboard's own 401 on /api/me is the only complaint.
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
     errors.splice(0);
 
+    // Signed in, it is back on the Agent's page, which opens it at once, with a fresh ticket,
+    // in this tab.
+    visited.splice(0);
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
-
-    // Signed in: the Agent's page opens it at once, with a fresh ticket, in this tab.
-    visited.splice(0);
-    await page.goto(agent.url);
     await page.waitForURL(
       (url) => url.host === new URL(agent.url).host && url.pathname === '/_svc/',
     );

@@ -5,6 +5,7 @@ import { meQuery, signOutMutation } from '../api/queries/accounts.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { Loading } from '../components/Loading.js';
 import { AccountContext, accountPath } from './account-context.js';
+import { signInPath } from './return-to.js';
 import { useFocusOnNavigate } from './use-focus-on-navigate.js';
 
 const SECTIONS = [
@@ -32,7 +33,7 @@ export function AccountLayout() {
   if (me.isPending) return <Loading what="your accounts" />;
   if (me.isError) {
     if (me.error instanceof ApiError && me.error.status === 401)
-      return <Navigate to="/sign-in" replace />;
+      return <Navigate to={signInPath()} replace />;
     return <ErrorMessage error={me.error} title="Could not load your accounts." />;
   }
   const { user, accounts } = me.data;

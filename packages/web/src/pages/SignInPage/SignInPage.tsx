@@ -1,14 +1,17 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { issuesAt } from '../../api/client.js';
 import { signInMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
+import { returnPath } from '../../modules/return-to.js';
 
 export function SignInPage() {
   const qc = useQueryClient();
   const navigate = useNavigate();
+  // `?next=`: the page that asked for a sign-in; passed on to sign-up, which returns there too.
+  const { search } = useLocation();
   const [form, setForm] = useState({ email: '', password: '' });
   // Nothing cached for a previous session survives. Done here, once the account pages (and
   // their queries) are gone: clearing under them would refetch and meet 401s.
@@ -17,7 +20,7 @@ export function SignInPage() {
     ...signInMutation(qc),
     onSuccess: async () => {
       await qc.resetQueries();
-      navigate('/');
+      navigate(returnPath(new URLSearchParams(search).get('next'), window.location.origin));
     },
   });
   const set = (key: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) =>
@@ -61,7 +64,7 @@ export function SignInPage() {
         </button>
       </form>
       <p>
-        New here? <Link to="/sign-up">Create an account</Link>
+        New here? <Link to={`/sign-up${search}`}>Create an account</Link>
       </p>
     </main>
   );

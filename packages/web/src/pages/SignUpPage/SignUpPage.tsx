@@ -1,21 +1,25 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { issuesAt } from '../../api/client.js';
 import { signUpMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath } from '../../modules/account-context.js';
+import { returnPath } from '../../modules/return-to.js';
 
 export function SignUpPage() {
   const qc = useQueryClient();
   const navigate = useNavigate();
+  // `?next=`, from the sign-in page: the page that asked for an account.
+  const { search } = useLocation();
   const [form, setForm] = useState({ name: '', email: '', password: '' });
   const signUp = useMutation({
     ...signUpMutation(qc),
     onSuccess: async (data) => {
       await qc.invalidateQueries({ queryKey: ['me'] });
-      navigate(accountPath(data.account.slug, 'agents'));
+      const next = returnPath(new URLSearchParams(search).get('next'), window.location.origin);
+      navigate(next === '/' ? accountPath(data.account.slug, 'agents') : next);
     },
   });
   const set = (key: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement>) =>
@@ -68,7 +72,7 @@ export function SignUpPage() {
         </button>
       </form>
       <p>
-        Already have an account? <Link to="/sign-in">Sign in</Link>
+        Already have an account? <Link to={`/sign-in${search}`}>Sign in</Link>
       </p>
     </main>
   );

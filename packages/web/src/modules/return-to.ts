@@ -1,0 +1,28 @@
+/**
+ * Where sign-in sends the user afterwards: `next` when it is a page of this dashboard on this
+ * origin, else home. Anything else (another origin, `//host`, a path that leaves `/dashboard/`
+ * once resolved, the sign-in pages themselves) is dropped, so a crafted link cannot use the
+ * sign-in page to send someone elsewhere. The answer is a router path (below `/dashboard`).
+ */
+export function returnPath(next: string | null, origin: string): string {
+  if (!next) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, origin);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== origin || !url.pathname.startsWith('/dashboard/')) return '/';
+  const path = url.pathname.slice('/dashboard'.length);
+  if (path.startsWith('/sign-')) return '/';
+  return `${path}${url.search}`;
+}
+
+/** The sign-in page's router path, coming back to the page the browser is on. */
+export function signInPath(): string {
+  const { pathname, search } = window.location;
+  const here = `${pathname}${search}`;
+  // From home or the sign-in pages there is nothing to come back to.
+  if (returnPath(here, window.location.origin) === '/') return '/sign-in';
+  return `/sign-in?next=${encodeURIComponent(here)}`;
+}
