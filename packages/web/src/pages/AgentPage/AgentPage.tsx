@@ -17,6 +17,7 @@ import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
+import { AdoptedFromFact, CredentialsToSet } from './Adoption.js';
 import { CloneAgentForm } from './CloneAgentForm.js';
 
 export function AgentPage() {
@@ -114,7 +115,9 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <dd>{agent.billingType}</dd>
         <dt>Cohort</dt>
         <dd>{agent.cohort}</dd>
+        {agent.adoptedFrom && <AdoptedFromFact from={agent.adoptedFrom} />}
       </dl>
+      <CredentialsToSet keys={agent.credentialsToSet} />
 
       <LifecycleButtons
         status={agent.status}
