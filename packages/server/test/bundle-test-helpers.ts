@@ -174,12 +174,17 @@ export async function stageAndPublish(
 export const complete = (agent: AgentClient, bundleId: string, stagingId: string) =>
   agent.post(`/api/glamps/${bundleId}/publish/complete`, { stagingId });
 
-/** Publishes a one-file bundle through the whole flow; the clock moves a second after each. */
-export async function publishSimple(t: TestContext, agent: AgentClient, manifest: BundleManifest) {
-  const published = await stageAndPublish(t, agent, {
-    manifest,
-    files: { 'README.md': Buffer.from(`# ${manifest.displayName}\n`) },
-  });
+/**
+ * Publishes a bundle (default: one README) through the whole flow; the clock moves a second
+ * after each.
+ */
+export async function publishSimple(
+  t: TestContext,
+  agent: AgentClient,
+  manifest: BundleManifest,
+  files: Record<string, Buffer> = { 'README.md': Buffer.from(`# ${manifest.displayName}\n`) },
+) {
+  const published = await stageAndPublish(t, agent, { manifest, files });
   const done = await complete(agent, published.bundleId, published.stagingId);
   if (done.status !== 201) throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`);
   t.clock.advance(1000);

@@ -1,5 +1,6 @@
 import { BrowserRouter, Route, Routes } from 'react-router';
 import { AccountLayout, HomeRedirect } from './modules/AccountLayout.js';
+import { AdoptPage } from './pages/AdoptPage/AdoptPage.js';
 import { AgentLinkPage } from './pages/AgentLinkPage/AgentLinkPage.js';
 import { AgentPage } from './pages/AgentPage/AgentPage.js';
 import { AgentsPage } from './pages/AgentsPage/AgentsPage.js';
@@ -9,6 +10,7 @@ import { BundlesPage } from './pages/BundlesPage/BundlesPage.js';
 import { CreateAgentPage } from './pages/CreateAgentPage/CreateAgentPage.js';
 import { CreateOrganizationPage } from './pages/CreateOrganizationPage/CreateOrganizationPage.js';
 import { CreatePlainVmPage } from './pages/CreatePlainVmPage/CreatePlainVmPage.js';
+import { ExplorePage } from './pages/ExplorePage/ExplorePage.js';
 import { MembersPage } from './pages/MembersPage/MembersPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
 import { PlainVmPage } from './pages/PlainVmPage/PlainVmPage.js';
@@ -27,6 +29,8 @@ export function App() {
         <Route path="sign-up" element={<SignUpPage />} />
         <Route path="new-organization" element={<CreateOrganizationPage />} />
         <Route path="agents/:id" element={<AgentLinkPage />} />
+        {/* The public bundle pages link here; the account is picked on the page. */}
+        <Route path="adopt/:accountSlug/:name" element={<AdoptPage />} />
         <Route path="accounts/:slug" element={<AccountLayout />}>
           <Route index element={<AgentsPage />} />
           <Route path="agents" element={<AgentsPage />} />
@@ -38,6 +42,7 @@ export function App() {
           <Route path="vault" element={<VaultPage />} />
           <Route path="apps" element={<AppsPage />} />
           <Route path="bundles" element={<BundlesPage />} />
+          <Route path="explore" element={<ExplorePage />} />
           <Route path="billing" element={<BillingPage />} />
           <Route path="members" element={<MembersPage />} />
         </Route>

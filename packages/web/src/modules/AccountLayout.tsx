@@ -4,7 +4,7 @@ import { ApiError } from '../api/client.js';
 import { meQuery, signOutMutation } from '../api/queries/accounts.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { Loading } from '../components/Loading.js';
-import { AccountContext, accountPath } from './account-context.js';
+import { AccountContext, accountLabel, accountPath } from './account-context.js';
 import { signInPath } from './return-to.js';
 import { useFocusOnNavigate } from './use-focus-on-navigate.js';
 
@@ -14,6 +14,7 @@ const SECTIONS = [
   ['vault', 'Vault'],
   ['apps', 'Apps'],
   ['bundles', 'Bundles'],
+  ['explore', 'Explore'],
   ['billing', 'Billing'],
   ['members', 'Members'],
 ] as const;
@@ -54,7 +55,7 @@ export function AccountLayout() {
           <select value={slug} onChange={(e) => switchTo(e.target.value)} aria-label="Account">
             {accounts.map((a) => (
               <option key={a.id} value={a.slug}>
-                {a.kind === 'personal' ? `${a.name} (personal)` : a.name}
+                {accountLabel(a)}
               </option>
             ))}
           </select>

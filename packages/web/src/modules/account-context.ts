@@ -21,5 +21,9 @@ export function useCurrentAccount(): CurrentAccount {
 export const accountPath = (slug: string, ...rest: string[]) =>
   ['/accounts', slug, ...rest].join('/');
 
+/** An account as pickers name it: the personal one says so. */
+export const accountLabel = (account: AccountMembership) =>
+  account.kind === 'personal' ? `${account.name} (personal)` : account.name;
+
 export const canManage = (account: AccountMembership) =>
   account.role === 'owner' || account.role === 'admin';
