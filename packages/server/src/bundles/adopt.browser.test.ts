@@ -3,7 +3,12 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPage, screenshot } from '../../test/browser.js';
-import { agentClient, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
+import {
+  type AgentClient,
+  agentClient,
+  manifestOf,
+  publishSimple,
+} from '../../test/bundle-test-helpers.js';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
 import { signUpUser } from '../../test/test-context.js';
 
@@ -20,6 +25,7 @@ describe('adopting a bundle in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let errors: string[];
+  let publisher: AgentClient;
   let publisherSlug: string;
   let adopterSlug: string;
   const email = `ada-${Date.now()}@example.com`;
@@ -32,7 +38,7 @@ describe('adopting a bundle in Chromium', () => {
     const { t } = server;
     const owner = t.newClient();
     publisherSlug = (await signUpUser(owner)).account.slug;
-    const publisher = await agentClient(t, owner);
+    publisher = await agentClient(t, owner);
     // The README, tags and a credential as `svc glamp stage` leaves them: the value replaced by
     // its placeholder in `.openclaw/.env`, the key listed in the manifest.
     await publishSimple(
@@ -188,4 +194,19 @@ describe('adopting a bundle in Chromium', () => {
     await screenshot(page, 'adopt-agent-credentials-to-set');
     expect(errors, errors.join('\n')).toEqual([]);
   }, 90_000);
+
+  it('loads the next page of results when asked', async () => {
+    // A page holds 20: with 20 more bundles, the 22 take two.
+    for (let i = 1; i <= 20; i += 1) {
+      await publishSimple(server.t, publisher, manifestOf(`filler-${i}`, { tags: ['filler'] }));
+    }
+    // A fresh load: the dashboard's cached first page would still say 2 for a few seconds.
+    await go(`/dashboard/accounts/${adopterSlug}/explore`);
+    await expect.poll(() => page.locator('.card h2').count()).toBe(20);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => page.locator('.card h2').count()).toBe(22);
+    await expect.poll(() => page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    await screenshot(page, 'adopt-explore-load-more');
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
 });
