@@ -126,7 +126,9 @@ describe('IncusComputeDriver (real Incus)', { timeout: 90_000 }, () => {
     expect(await driver.listServers({ plainVmId: 'someone-else' })).toEqual([]);
   });
 
-  it('enforces the firewall: SSH is cut without a rule for 22 and back with one', async () => {
+  it('enforces the firewall: SSH is cut without a rule for 22 and back with one', {
+    timeout: 180_000,
+  }, async () => {
     const address = await addressOf(sourceId);
     expect(await driver.getFirewall(sourceId)).toEqual(DEFAULT_FIREWALL_RULES);
     const webOnly: FirewallRule[] = [
@@ -147,13 +149,14 @@ describe('IncusComputeDriver (real Incus)', { timeout: 90_000 }, () => {
     ];
     expect(await driver.setFirewall(sourceId, webOnly)).toEqual(webOnly);
     expect(await driver.getFirewall(sourceId)).toEqual(webOnly);
-    // Enforced within seconds (on a loaded host the bridge's rules lag the API's answer).
-    await waitFor(async () => (await run(address, 'hostname')).code === 255, 30_000, 'SSH cut');
+    // Enforced within seconds (on a loaded host the bridge's rules lag the API's answer, and a
+    // change waits its turn behind other processes' firewall changes).
+    await waitFor(async () => (await run(address, 'hostname')).code === 255, 60_000, 'SSH cut');
 
     expect(await driver.setFirewall(sourceId, DEFAULT_FIREWALL_RULES)).toEqual(
       DEFAULT_FIREWALL_RULES,
     );
-    await waitFor(async () => (await run(address, 'hostname')).code === 0, 30_000, 'SSH back');
+    await waitFor(async () => (await run(address, 'hostname')).code === 0, 60_000, 'SSH back');
     expect(await run(address, 'hostname')).toEqual({ code: 0, stdout: 'svc-test-source\n' });
   });
 
