@@ -148,6 +148,65 @@ export const removeMember = defineEndpoint({
   errors: ['last_owner'],
 });
 
+export const changeMemberRole = defineEndpoint({
+  id: 'changeMemberRole',
+  method: 'PATCH',
+  path: '/api/orgs/{id}/members/{userId}',
+  auth: 'session',
+  tag: 'accounts',
+  summary:
+    "Change a member's role (owners and admins; only owners grant or take `owner`); the last owner stays.",
+  params: z.object({ id: Id, userId: Id }),
+  body: z.object({ role: Role }),
+  response: { status: 200, body: Member },
+  errors: ['last_owner'],
+});
+
+/** One thing done in an account, as its audit log shows it. */
+export const AuditEvent = z.object({
+  id: Id,
+  /** `<kind>.<verb>`, e.g. `agent.destroy`, `member.role`, `bundle.publish`. */
+  action: z.string(),
+  resourceKind: z.string(),
+  resourceId: Id,
+  /** Who did it; null for the operator or the service itself. */
+  actor: z.object({ userId: Id, email: z.string(), name: z.string() }).nullable(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: Timestamp,
+});
+export type AuditEvent = z.infer<typeof AuditEvent>;
+
+export const AuditLog = z.object({
+  items: z.array(AuditEvent),
+  /** Pass as `cursor` for the next (older) page; null on the last one. */
+  nextCursor: z.string().nullable(),
+});
+export type AuditLog = z.infer<typeof AuditLog>;
+
+export const listAuditEvents = defineEndpoint({
+  id: 'listAuditEvents',
+  method: 'GET',
+  path: '/api/accounts/{id}/audit',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "The account's audit log, newest first (owners and admins).",
+  params: AccountIdParams,
+  query: z.object({
+    /** An action (`agent.destroy`) or a whole kind (`agent`). */
+    kind: z
+      .string()
+      .regex(/^[a-z_]+(?:\.[a-z_]+)*$/, 'An action such as agent.destroy, or a kind such as agent')
+      .max(60)
+      .optional(),
+    /** Only what this user did. */
+    actor: Id.optional(),
+    cursor: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+  }),
+  response: { status: 200, body: AuditLog },
+  errors: [],
+});
+
 export const activateSubscription = defineEndpoint({
   id: 'activateSubscription',
   method: 'POST',
@@ -180,7 +239,9 @@ export const accountEndpoints = [
   createOrg,
   listMembers,
   addMember,
+  changeMemberRole,
   removeMember,
+  listAuditEvents,
   activateSubscription,
   deactivateSubscription,
 ] as const;

@@ -7,6 +7,7 @@ import { mountAccountsRoutes } from './accounts/accounts.routes.js';
 import { FS_UPLOAD_PATH } from './adapters/object-store/fs-object-store.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
 import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
+import { mountAuditRoutes } from './audit/audit.routes.js';
 import { mountBillingRoutes } from './billing/billing.routes.js';
 import { mountBundlePages, readerOf } from './bundles/bundle-pages.routes.js';
 import { mountBundlesRoutes } from './bundles/bundles.routes.js';
@@ -109,6 +110,7 @@ export function createApp(
     app.route('/', router.app);
   } else {
     mountAccountsRoutes(router, ctx);
+    mountAuditRoutes(router, ctx);
     mountAgentsRoutes(router, ctx);
     mountBillingRoutes(router, ctx);
     mountVaultRoutes(router, ctx);

@@ -23,6 +23,7 @@ import {
 import { createConnectionTokens } from './app-connections/connection-tokens.js';
 import { createProviderClients } from './app-connections/oauth-client.js';
 import { TokenCipher } from './app-connections/token-cipher.js';
+import { type AuditService, createAuditService } from './audit/audit.service.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
 import { createAdoptionService } from './bundles/adoption.service.js';
 import { bundlesJobs } from './bundles/bundles.jobs.js';
@@ -58,6 +59,7 @@ export interface AppContext {
   readonly edgeRoutes: EdgeRoutes;
   readonly billing: BillingService;
   readonly vault: VaultService;
+  readonly audit: AuditService;
   readonly plainVms: PlainVmsService;
   readonly tokenCipher: TokenCipher;
   readonly appConnections: AppConnectionsService;
@@ -197,6 +199,7 @@ export async function createContext(
     edgeRoutes,
     billing: createBillingService({ database, clock, membership }),
     vault: createVaultService({ database, clock, membership }),
+    audit: createAuditService({ database, membership }),
     tokenCipher,
     appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),
     appAuthorization: createAuthorizationService({
@@ -222,7 +225,14 @@ export async function createContext(
         publicUrl,
         limits: config.bundles,
       }),
-      catalog: createCatalogService({ database, store, membership, publicUrl, log: log.root }),
+      catalog: createCatalogService({
+        database,
+        clock,
+        store,
+        membership,
+        publicUrl,
+        log: log.root,
+      }),
       search: createSearchService({ database, publicUrl }),
     },
     jobDefinitions,

@@ -5,6 +5,7 @@ import { AgentLinkPage } from './pages/AgentLinkPage/AgentLinkPage.js';
 import { AgentPage } from './pages/AgentPage/AgentPage.js';
 import { AgentsPage } from './pages/AgentsPage/AgentsPage.js';
 import { AppsPage } from './pages/AppsPage/AppsPage.js';
+import { AuditPage } from './pages/AuditPage/AuditPage.js';
 import { BillingPage } from './pages/BillingPage/BillingPage.js';
 import { BundlesPage } from './pages/BundlesPage/BundlesPage.js';
 import { CreateAgentPage } from './pages/CreateAgentPage/CreateAgentPage.js';
@@ -45,6 +46,7 @@ export function App() {
           <Route path="explore" element={<ExplorePage />} />
           <Route path="billing" element={<BillingPage />} />
           <Route path="members" element={<MembersPage />} />
+          <Route path="audit" element={<AuditPage />} />
         </Route>
         <Route path="*" element={<NotFoundPage />} />
       </Routes>

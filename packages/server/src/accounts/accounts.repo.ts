@@ -96,6 +96,15 @@ export const deleteMember = (db: Executor, accountId: string, userId: string) =>
     .where('userId', '=', userId)
     .executeTakeFirst();
 
+export const setRole = (db: Executor, accountId: string, userId: string, role: Role) =>
+  db
+    .updateTable('accountMembers')
+    .set({ role })
+    .where('accountId', '=', accountId)
+    .where('userId', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+
 /** Locks the account's owner rows so two concurrent removals cannot both pass the last-owner check. */
 export const lockOwners = async (db: Executor, accountId: string) =>
   (

@@ -48,6 +48,13 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     accounts.addMember({ userId: c.var.user.id }, { accountId: params.id, ...body }),
   );
 
+  router.mount(api.changeMemberRole, async ({ params, body }, c) =>
+    accounts.changeMemberRole(
+      { userId: c.var.user.id },
+      { accountId: params.id, userId: params.userId, role: body.role },
+    ),
+  );
+
   router.mount(api.removeMember, async ({ params }, c) => {
     await accounts.removeMember(
       { userId: c.var.user.id },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Member, Role, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AccountRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
@@ -42,6 +43,34 @@ export function createAccountsService({
     if (found.account.kind !== 'organization') throw new AppError('not_found');
     return found;
   }
+
+  /** Refuses to take away the account's only owner (the owner rows stay locked till commit). */
+  async function keepAnOwner(tx: Executor, accountId: string) {
+    const owners = await repo.lockOwners(tx, accountId);
+    if (owners.length <= 1) throw new AppError('last_owner');
+  }
+
+  /** An audit event of a change to the account's members or subscription. */
+  const audit = (
+    tx: Executor,
+    actor: Actor,
+    accountId: string,
+    action: string,
+    resourceId: string,
+    data: Record<string, unknown>,
+  ) =>
+    recordAuditEvent(
+      tx,
+      {
+        accountId,
+        actorUserId: actor === 'operator' ? null : actor.userId,
+        action,
+        resourceKind: action.split('.')[0] as string,
+        resourceId,
+        data,
+      },
+      clock.now(),
+    );
 
   /** The user, their personal account and their owner membership, in the caller's transaction. */
   async function insertUserWithAccount(
@@ -168,6 +197,7 @@ export function createAccountsService({
           createdAt: clock.now(),
         });
         if (!member) throw new AppError('already_member');
+        await audit(tx, actor, input.accountId, 'member.add', user.id, { role: input.role });
         return toMember({ ...member, email: user.email, name: user.name });
       });
     },
@@ -181,11 +211,40 @@ export function createAccountsService({
         const mayRemove =
           leaving || actorRole === 'owner' || (actorRole === 'admin' && targetRole !== 'owner');
         if (!mayRemove) throw new AppError('forbidden');
-        if (targetRole === 'owner') {
-          const owners = await repo.lockOwners(tx, input.accountId);
-          if (owners.length <= 1) throw new AppError('last_owner');
-        }
+        if (targetRole === 'owner') await keepAnOwner(tx, input.accountId);
         await repo.deleteMember(tx, input.accountId, input.userId);
+        await audit(tx, actor, input.accountId, 'member.remove', input.userId, {
+          role: targetRole,
+        });
+      });
+    },
+
+    /**
+     * Owners change any role; admins change members and admins, never to or from `owner`. The
+     * last owner keeps the role.
+     */
+    async changeMemberRole(
+      actor: Actor,
+      input: { accountId: string; userId: string; role: Role },
+    ): Promise<Member> {
+      return database.transaction(async (tx) => {
+        const { role: actorRole } = await requireOrganization(tx, actor, input.accountId, MANAGERS);
+        const targetRole = await repo.findRole(tx, input.accountId, input.userId);
+        if (!targetRole) throw new AppError('not_found');
+        const touchesOwner = targetRole === 'owner' || input.role === 'owner';
+        if (touchesOwner && actorRole !== 'owner') throw new AppError('forbidden');
+        if (targetRole === 'owner' && input.role !== 'owner')
+          await keepAnOwner(tx, input.accountId);
+        const member = await repo.setRole(tx, input.accountId, input.userId, input.role);
+        const user = await repo.findUserById(tx, input.userId);
+        if (!member || !user) throw new AppError('not_found');
+        if (targetRole !== input.role) {
+          await audit(tx, actor, input.accountId, 'member.role', input.userId, {
+            from: targetRole,
+            to: input.role,
+          });
+        }
+        return toMember({ ...member, email: user.email, name: user.name });
       });
     },
 
@@ -193,6 +252,7 @@ export function createAccountsService({
       return database.transaction(async (tx) => {
         await requireMember(tx, actor, accountId, MANAGERS);
         const row = await repo.setSubscriptionActive(tx, accountId, active, clock.now());
+        await audit(tx, actor, accountId, 'account.subscription', accountId, { active });
         return { accountId: row.id, subscriptionActive: row.subscriptionActive };
       });
     },

@@ -314,7 +314,7 @@ export function createAgentsService(deps: AgentsDeps) {
         if (billingType === 'subscription' && agent.cohort === 'legacy') {
           throw new AppError('legacy_cohort');
         }
-        return changeBilling(tx, { machine: AGENT, at: clock.now() }, agent, billingType);
+        return changeBilling(tx, { machine: AGENT, at: clock.now(), userId }, agent, billingType);
       });
     },
 

@@ -3,7 +3,9 @@ import { text } from 'node:stream/consumers';
 import type { BundleDetail } from '@svc/contract';
 import { SLUG_PATTERN } from '@svc/contract';
 import type { Membership } from '../accounts/membership.js';
+import type { Clock } from '../adapters/clock.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Loggers } from '../logger.js';
@@ -20,6 +22,7 @@ const MAX_README_BYTES = 1024 * 1024;
  */
 export function createCatalogService(deps: {
   database: Database;
+  clock: Clock;
   store: ObjectStore;
   membership: Membership;
   publicUrl: string;
@@ -36,6 +39,27 @@ export function createCatalogService(deps: {
     if (versions.length === 0) throw new AppError('not_found');
     return { bundle, versions };
   }
+
+  /** The audit event of a deletion, in its transaction. */
+  const audit = (
+    tx: Executor,
+    userId: string,
+    bundle: { id: string; accountId: string },
+    action: string,
+    data: Record<string, unknown>,
+  ) =>
+    recordAuditEvent(
+      tx,
+      {
+        accountId: bundle.accountId,
+        actorUserId: userId,
+        action,
+        resourceKind: 'bundle',
+        resourceId: bundle.id,
+        data,
+      },
+      deps.clock.now(),
+    );
 
   /** After a deletion: removes the objects no remaining version uses. */
   async function collect(candidates: readonly string[]) {
@@ -122,6 +146,7 @@ export function createCatalogService(deps: {
           versions.map((v) => v.id),
         );
         await repo.deleteBundle(tx, bundle.id);
+        await audit(tx, userId, bundle, 'bundle.delete', { name });
         return shas;
       });
       await collect(candidates);
@@ -135,6 +160,7 @@ export function createCatalogService(deps: {
         const shas = await repo.objectsOfVersions(tx, [row.id]);
         await repo.deleteVersion(tx, row.id);
         await refreshPublished(tx, bundle.id);
+        await audit(tx, userId, bundle, 'bundle.delete_version', { name, version });
         return shas;
       });
       await collect(candidates);

@@ -8,6 +8,7 @@ import type {
 } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import type { BundleLimits } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -239,6 +240,19 @@ export function createPublishService(deps: {
           declared.files,
         );
         await refreshPublished(tx, bundleId);
+        // An Agent published it: no user acted, the Agent is named in the event.
+        await recordAuditEvent(
+          tx,
+          {
+            accountId: agent.accountId,
+            actorUserId: null,
+            action: 'bundle.publish',
+            resourceKind: 'bundle',
+            resourceId: bundleId,
+            data: { name: bundle.name, version: taken.lastVersion, agentId: agent.agentId },
+          },
+          at,
+        );
         await stagings.moveStaging(tx, stagingId, ['publishing'], { state: 'published', at });
         await stagings.replaceUploads(tx, stagingId, []);
         const account = await repo.findBundleAddress(tx, bundleId);

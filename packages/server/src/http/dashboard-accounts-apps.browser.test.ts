@@ -69,12 +69,27 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Members of Navy Lab' }).waitFor();
     await page.getByLabel('E-mail of an existing user').fill(other.user.email);
-    await page.getByLabel('Role').selectOption('admin');
+    await page.getByLabel('Role', { exact: true }).selectOption('admin');
     await page.getByRole('button', { name: 'Add member' }).click();
     const row = page.getByRole('row', { name: /Katherine Johnson/ });
     await row.waitFor();
-    await expect.poll(() => row.innerText()).toContain('admin');
+    const role = row.getByLabel('Role of Katherine Johnson');
+    await expect.poll(() => role.inputValue()).toBe('admin');
+    // The owner changes the role in place; the change is in the audit log with who made it.
+    await role.selectOption('member');
+    await page.reload();
+    await expect.poll(() => role.inputValue()).toBe('member');
     await screenshot(page, 'dashboard-members');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const roleEvent = page.getByRole('row', { name: /member\.role/ });
+    await expect.poll(() => roleEvent.innerText()).toContain('to: member');
+    await expect.poll(() => page.getByRole('row', { name: /member\.add/ }).count()).toBe(1);
+    await screenshot(page, 'dashboard-audit');
+    await page.getByLabel('Show').selectOption('account');
+    await expect.poll(() => page.getByRole('row', { name: /member\./ }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await row.waitFor();
 
     await row.getByRole('button', { name: 'Remove Katherine Johnson' }).click();
     await row.getByRole('button', { name: 'Remove', exact: true }).click();

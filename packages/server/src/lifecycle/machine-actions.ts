@@ -10,6 +10,28 @@ import type { MachineColumns, MachineMove } from './machine.repo.js';
 import * as repo from './machine.repo.js';
 import { jobName, type MachineKind } from './machine-kinds.js';
 
+/** The audit event of a user's action on a machine, in the action's transaction. */
+function auditMachine(
+  tx: Executor,
+  deps: { machine: MachineKind; at: Date; userId: string },
+  row: { id: string; accountId: string },
+  verb: string,
+  data?: Record<string, unknown>,
+) {
+  return recordAuditEvent(
+    tx,
+    {
+      accountId: row.accountId,
+      actorUserId: deps.userId,
+      action: `${deps.machine.kind}.${verb}`,
+      resourceKind: deps.machine.kind,
+      resourceId: row.id,
+      ...(data && { data }),
+    },
+    deps.at,
+  );
+}
+
 /*
  * The user actions Agents and Plain VMs share, each run inside the caller's transaction on a row
  * the caller has already authorized.
@@ -46,17 +68,7 @@ export async function applyMove<R extends MachineColumns>(
   }
   await rolloverUsage(tx, repo.meteredMachine(machine.kind, moved), at);
   if (action === 'destroy') {
-    await recordAuditEvent(
-      tx,
-      {
-        accountId: moved.accountId,
-        actorUserId: deps.userId,
-        action: `${machine.kind}.destroy`,
-        resourceKind: machine.kind,
-        resourceId: row.id,
-      },
-      at,
-    );
+    await auditMachine(tx, deps, moved, 'destroy');
   }
   await deps.jobs.enqueue(tx, jobName(machine, action), { [machine.idKey]: row.id });
   return moved;
@@ -65,7 +77,7 @@ export async function applyMove<R extends MachineColumns>(
 /** Switches billing; subscription takes a free matching slot or adds one (`addedNewSlot`). */
 export async function changeBilling<R extends MachineColumns>(
   tx: Executor,
-  deps: { machine: MachineKind; at: Date },
+  deps: { machine: MachineKind; at: Date; userId: string },
   row: R & { account: Account },
   billingType: BillingType,
 ) {
@@ -91,6 +103,7 @@ export async function changeBilling<R extends MachineColumns>(
   }
   if (row.billingType !== billingType) {
     await rolloverUsage(tx, repo.meteredMachine(machine.kind, switched), at);
+    await auditMachine(tx, deps, row, 'billing', { from: row.billingType, to: billingType });
   }
   return { success: true as const, billingType, addedNewSlot: slot?.addedNewSlot ?? false };
 }
@@ -132,18 +145,7 @@ export async function transferMachine<R extends MachineColumns>(
   await rolloverUsage(tx, repo.meteredMachine(machine.kind, moved), at);
   const data = { fromAccountId: row.accountId, toAccountId: targetAccountId };
   for (const accountId of [row.accountId, targetAccountId]) {
-    await recordAuditEvent(
-      tx,
-      {
-        accountId,
-        actorUserId: userId,
-        action: `${machine.kind}.transfer`,
-        resourceKind: machine.kind,
-        resourceId: row.id,
-        data,
-      },
-      at,
-    );
+    await auditMachine(tx, deps, { id: row.id, accountId }, 'transfer', data);
   }
   return moved;
 }
@@ -166,18 +168,7 @@ export async function beginProvisioning(
 ): Promise<void> {
   const { jobs, machine, at } = deps;
   await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), at);
-  await recordAuditEvent(
-    tx,
-    {
-      accountId: row.accountId,
-      actorUserId: deps.userId,
-      action: `${machine.kind}.${audit.action}`,
-      resourceKind: machine.kind,
-      resourceId: row.id,
-      ...(audit.data && { data: audit.data }),
-    },
-    at,
-  );
+  await auditMachine(tx, deps, row, audit.action, audit.data);
   const payload = { [machine.idKey]: row.id };
   await jobs.enqueue(tx, jobName(machine, 'provision'), payload);
   await jobs.enqueue(tx, jobName(machine, 'provisionTimeout'), payload, {

@@ -143,7 +143,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async setBilling(userId: string, id: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        return changeBilling(tx, { machine: PLAIN_VM, at: clock.now() }, vm, billingType);
+        return changeBilling(tx, { machine: PLAIN_VM, at: clock.now(), userId }, vm, billingType);
       });
     },
 

@@ -4,7 +4,7 @@ import { ApiError } from '../api/client.js';
 import { meQuery, signOutMutation } from '../api/queries/accounts.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { Loading } from '../components/Loading.js';
-import { AccountContext, accountLabel, accountPath } from './account-context.js';
+import { AccountContext, accountLabel, accountPath, canManage } from './account-context.js';
 import { signInPath } from './return-to.js';
 import { useFocusOnNavigate } from './use-focus-on-navigate.js';
 
@@ -17,6 +17,7 @@ const SECTIONS = [
   ['explore', 'Explore'],
   ['billing', 'Billing'],
   ['members', 'Members'],
+  ['audit', 'Audit log'],
 ] as const;
 
 /** The signed-in frame: header with the account switcher, the account's sections, the page. */
@@ -69,13 +70,15 @@ export function AccountLayout() {
       {account ? (
         <AccountContext.Provider value={{ user, accounts, account }}>
           <nav className="sections" aria-label="Sections">
-            {SECTIONS.filter(([key]) => key !== 'members' || account.kind === 'organization').map(
-              ([key, label]) => (
-                <NavLink key={key} to={accountPath(account.slug, key)}>
-                  {label}
-                </NavLink>
-              ),
-            )}
+            {SECTIONS.filter(
+              ([key]) =>
+                (key !== 'members' || account.kind === 'organization') &&
+                (key !== 'audit' || canManage(account)),
+            ).map(([key, label]) => (
+              <NavLink key={key} to={accountPath(account.slug, key)}>
+                {label}
+              </NavLink>
+            ))}
           </nav>
           <main ref={mainRef} tabIndex={-1}>
             <ErrorMessage error={signOut.error} />

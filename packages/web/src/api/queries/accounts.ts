@@ -1,10 +1,14 @@
 import {
+  type AuditLog,
   activateSubscription,
   addMember,
+  changeMemberRole,
   createOrg,
   deactivateSubscription,
   getMe,
+  listAuditEvents,
   listMembers,
+  type Role,
   removeMember,
   signIn,
   signOut,
@@ -51,6 +55,29 @@ export const addMemberMutation = (qc: QueryClient, orgId: string) => ({
   mutationFn: (body: CallInput<typeof addMember>['body']) =>
     callEndpoint(addMember, { params: { id: orgId }, body }),
   onSuccess: () => qc.invalidateQueries({ queryKey: membersKey(orgId) }),
+});
+
+export const changeRoleMutation = (qc: QueryClient, orgId: string) => ({
+  mutationFn: ({ userId, role }: { userId: string; role: Role }) =>
+    callEndpoint(changeMemberRole, { params: { id: orgId, userId }, body: { role } }),
+  onSuccess: () =>
+    Promise.all([
+      qc.invalidateQueries({ queryKey: membersKey(orgId) }),
+      qc.invalidateQueries({ queryKey: meKey }),
+    ]),
+});
+
+/** The account's audit log, newest first, a page at a time, narrowed to one kind or action. */
+export const auditQuery = (accountId: string, kind: string | undefined) => ({
+  queryKey: ['audit', accountId, kind] as const,
+  queryFn: ({ pageParam, signal }: { pageParam: string | undefined; signal: AbortSignal }) =>
+    callEndpoint(
+      listAuditEvents,
+      { params: { id: accountId }, query: { kind, cursor: pageParam } },
+      { signal },
+    ),
+  initialPageParam: undefined as string | undefined,
+  getNextPageParam: (last: AuditLog) => last.nextCursor ?? undefined,
 });
 
 export const removeMemberMutation = (qc: QueryClient, orgId: string) => ({

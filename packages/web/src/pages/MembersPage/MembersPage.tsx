@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { issuesAt } from '../../api/client.js';
 import {
   addMemberMutation,
+  changeRoleMutation,
   membersQuery,
   removeMemberMutation,
 } from '../../api/queries/accounts.js';
@@ -22,6 +23,7 @@ export function MembersPage() {
   });
   const add = useMutation(addMemberMutation(qc, account.id));
   const remove = useMutation(removeMemberMutation(qc, account.id));
+  const changeRole = useMutation(changeRoleMutation(qc, account.id));
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
   if (account.kind !== 'organization')
@@ -89,7 +91,27 @@ export function MembersPage() {
                 <tr key={member.userId}>
                   <td>{member.name}</td>
                   <td>{member.email}</td>
-                  <td>{member.role}</td>
+                  <td>
+                    {/* Owners change any role; admins those of members and admins. */}
+                    {manager && (account.role === 'owner' || member.role !== 'owner') ? (
+                      <select
+                        aria-label={`Role of ${member.name}`}
+                        value={member.role}
+                        disabled={changeRole.isPending}
+                        onChange={(e) =>
+                          changeRole.mutate({ userId: member.userId, role: e.target.value as Role })
+                        }
+                      >
+                        {roles.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      member.role
+                    )}
+                  </td>
                   <td>
                     {(manager || member.userId === user.id) && (
                       <ConfirmButton
@@ -108,6 +130,7 @@ export function MembersPage() {
         )}
       </QueryView>
       <ErrorMessage error={remove.error} />
+      <ErrorMessage error={changeRole.error} />
     </section>
   );
 }
