@@ -99,6 +99,66 @@ export const getMe = defineEndpoint({
   errors: [],
 });
 
+export const updateMe = defineEndpoint({
+  id: 'updateMe',
+  method: 'PATCH',
+  path: '/api/me',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "Change the signed-in user's name.",
+  body: z.object({ name: PersonName }),
+  response: { status: 200, body: User },
+  errors: [],
+});
+
+export const changePassword = defineEndpoint({
+  id: 'changePassword',
+  method: 'POST',
+  path: '/api/me/password',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'Change the password (the current one required); every other session of the user ends.',
+  body: z.object({ currentPassword: z.string().max(1024), newPassword: Password }),
+  response: { status: 204 },
+  errors: ['rate_limited'],
+});
+
+/** A signed-in browser of the user, as the settings page lists it. */
+export const Session = z.object({
+  id: Id,
+  /** The session of this request. */
+  current: z.boolean(),
+  userAgent: z.string().nullable(),
+  clientAddress: z.string().nullable(),
+  createdAt: Timestamp,
+  lastSeenAt: Timestamp.nullable(),
+  expiresAt: Timestamp,
+});
+export type Session = z.infer<typeof Session>;
+
+export const listSessions = defineEndpoint({
+  id: 'listSessions',
+  method: 'GET',
+  path: '/api/me/sessions',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "The signed-in user's sessions, newest first.",
+  response: { status: 200, body: z.object({ sessions: z.array(Session) }) },
+  errors: [],
+});
+
+export const endSession = defineEndpoint({
+  id: 'endSession',
+  method: 'DELETE',
+  path: '/api/me/sessions/{id}',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "End one of the user's sessions (that browser is signed out).",
+  params: z.object({ id: Id }),
+  response: { status: 204 },
+  errors: [],
+});
+
 export const createOrg = defineEndpoint({
   id: 'createOrg',
   method: 'POST',
@@ -236,6 +296,10 @@ export const accountEndpoints = [
   signIn,
   signOut,
   getMe,
+  updateMe,
+  changePassword,
+  listSessions,
+  endSession,
   createOrg,
   listMembers,
   addMember,

@@ -16,6 +16,7 @@ import { MembersPage } from './pages/MembersPage/MembersPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
 import { PlainVmPage } from './pages/PlainVmPage/PlainVmPage.js';
 import { PlainVmsPage } from './pages/PlainVmsPage/PlainVmsPage.js';
+import { SettingsPage } from './pages/SettingsPage/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage/SignInPage.js';
 import { SignUpPage } from './pages/SignUpPage/SignUpPage.js';
 import { VaultPage } from './pages/VaultPage/VaultPage.js';
@@ -29,6 +30,7 @@ export function App() {
         <Route path="sign-in" element={<SignInPage />} />
         <Route path="sign-up" element={<SignUpPage />} />
         <Route path="new-organization" element={<CreateOrganizationPage />} />
+        <Route path="settings" element={<SettingsPage />} />
         <Route path="agents/:id" element={<AgentLinkPage />} />
         {/* The public bundle pages link here; the account is picked on the page. */}
         <Route path="adopt/:accountSlug/:name" element={<AdoptPage />} />

@@ -143,3 +143,14 @@ export const listAccountIds = async (db: Executor, userId: string) =>
   (
     await db.selectFrom('accountMembers').select('accountId').where('userId', '=', userId).execute()
   ).map((row) => row.accountId);
+
+export const setPasswordHash = (db: Executor, userId: string, passwordHash: string) =>
+  db.updateTable('users').set({ passwordHash }).where('id', '=', userId).execute();
+
+export const setUserName = (db: Executor, userId: string, name: string) =>
+  db
+    .updateTable('users')
+    .set({ name })
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirstOrThrow();

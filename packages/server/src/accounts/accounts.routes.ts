@@ -14,14 +14,22 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
 
   router.mount(api.signUp, async ({ body }, c) => {
     const address = clientAddress(c, ctx.config.http);
-    const { user, account, session } = await accounts.signUp({ ...body, clientAddress: address });
+    const { user, account, session } = await accounts.signUp({
+      ...body,
+      clientAddress: address,
+      userAgent: c.req.header('user-agent'),
+    });
     writeSessionCookie(c, session, secure);
     return { user, account };
   });
 
   router.mount(api.signIn, async ({ body }, c) => {
     const address = clientAddress(c, ctx.config.http);
-    const { user, session } = await sessions.signIn({ ...body, clientAddress: address });
+    const { user, session } = await sessions.signIn({
+      ...body,
+      clientAddress: address,
+      userAgent: c.req.header('user-agent'),
+    });
     writeSessionCookie(c, session, secure);
     return { user };
   });
@@ -34,6 +42,28 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   });
 
   router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user));
+
+  router.mount(api.updateMe, async ({ body }, c) => accounts.setName(c.var.user.id, body.name));
+
+  router.mount(api.changePassword, async ({ body }, c) => {
+    await sessions.changePassword({
+      ...body,
+      user: c.var.user,
+      // The session middleware let this request in: its cookie is there.
+      currentSessionId: readSessionCookie(c, secure) as string,
+      clientAddress: clientAddress(c, ctx.config.http),
+    });
+    return undefined;
+  });
+
+  router.mount(api.listSessions, async (_, c) => ({
+    sessions: await sessions.list(c.var.user.id, readSessionCookie(c, secure)),
+  }));
+
+  router.mount(api.endSession, async ({ params }, c) => {
+    await sessions.end(c.var.user.id, params.id);
+    return undefined;
+  });
 
   router.mount(api.createOrg, async ({ body }, c) => {
     const user = c.var.user;

@@ -114,7 +114,13 @@ export function createAccountsService({
   }
 
   return {
-    async signUp(input: { email: string; password: string; name: string; clientAddress: string }) {
+    async signUp(input: {
+      email: string;
+      password: string;
+      name: string;
+      clientAddress: string;
+      userAgent?: string | undefined;
+    }) {
       await database.transaction((tx) =>
         takeAttempt(tx, [signUpCounter(input.clientAddress)], clock.now()),
       );
@@ -123,7 +129,7 @@ export function createAccountsService({
       const passwordHash = await hashPassword(input.password, passwordCost);
       return database.transaction(async (tx) => {
         const created = await insertUserWithAccount(tx, input, passwordHash);
-        return { ...created, session: await sessions.open(tx, created.user.id) };
+        return { ...created, session: await sessions.open(tx, created.user.id, input) };
       });
     },
 
@@ -200,6 +206,10 @@ export function createAccountsService({
         await audit(tx, actor, input.accountId, 'member.add', user.id, { role: input.role });
         return toMember({ ...member, email: user.email, name: user.name });
       });
+    },
+
+    async setName(userId: string, name: string): Promise<User> {
+      return toUser(await repo.setUserName(db, userId, name));
     },
 
     async removeMember(actor: Actor, input: { accountId: string; userId: string }) {

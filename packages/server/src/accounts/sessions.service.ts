@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { User } from '@svc/contract';
+import type { Session, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
@@ -10,6 +10,16 @@ import { forgetAttempts, refundAttempt, takeAttempt } from './rate-limits.repo.j
 import { hashSessionId, newSessionId, SESSION_TTL_MS } from './sessions.js';
 import * as sessionsRepo from './sessions.repo.js';
 import { signInCounters } from './sign-in-limits.js';
+
+/** Where a session began: shown on the settings page so a user recognizes their browsers. */
+export interface SessionOrigin {
+  readonly userAgent?: string | undefined;
+  readonly clientAddress: string;
+}
+
+const MAX_USER_AGENT = 300;
+/** How stale a session's `lastSeenAt` may get before a request writes it again. */
+const LAST_SEEN_PRECISION_MS = 5 * 60_000;
 
 export interface SessionsDeps {
   readonly database: Database;
@@ -28,7 +38,7 @@ export function createSessionsService({
   const dummyHash = hashPassword(randomUUID(), passwordCost);
 
   /** A new session for the user, in the caller's transaction; the id is returned once. */
-  async function open(tx: Executor, userId: string) {
+  async function open(tx: Executor, userId: string, from: SessionOrigin) {
     const sessionId = newSessionId();
     const now = clock.now();
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
@@ -37,6 +47,8 @@ export function createSessionsService({
       userId,
       createdAt: now,
       expiresAt,
+      userAgent: from.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+      clientAddress: from.clientAddress,
     });
     return { sessionId, expiresAt };
   }
@@ -44,7 +56,12 @@ export function createSessionsService({
   return {
     open,
 
-    async signIn(input: { email: string; password: string; clientAddress: string }) {
+    async signIn(input: {
+      email: string;
+      password: string;
+      clientAddress: string;
+      userAgent?: string | undefined;
+    }) {
       // Charged before the password is checked, so a parallel burst cannot slip past a wait.
       const counters = signInCounters(input.email, input.clientAddress);
       await database.transaction((tx) =>
@@ -56,7 +73,7 @@ export function createSessionsService({
       // Only failures slow an address down; the account's streak from here is over.
       await forgetAttempts(db, counters.accountAddress.key);
       await refundAttempt(db, counters.address.key);
-      const session = await database.transaction((tx) => open(tx, user.id));
+      const session = await database.transaction((tx) => open(tx, user.id, input));
       return { user: toUser(user), session };
     },
 
@@ -70,10 +87,70 @@ export function createSessionsService({
       const now = clock.now();
       const row = await sessionsRepo.findSessionUser(db, idHash, now);
       if (!row) return undefined;
-      if (row.expiresAt.getTime() - now.getTime() < SESSION_TTL_MS / 2) {
-        await sessionsRepo.extendSession(db, idHash, new Date(now.getTime() + SESSION_TTL_MS));
+      const extend = row.expiresAt.getTime() - now.getTime() < SESSION_TTL_MS / 2;
+      const seenLongAgo =
+        !row.lastSeenAt || now.getTime() - row.lastSeenAt.getTime() > LAST_SEEN_PRECISION_MS;
+      // A write only now and then, not on every request.
+      if (extend || seenLongAgo) {
+        await sessionsRepo.touchSession(db, idHash, {
+          lastSeenAt: now,
+          ...(extend && { expiresAt: new Date(now.getTime() + SESSION_TTL_MS) }),
+        });
       }
       return toUser(row);
+    },
+
+    /** The user's live sessions, the one of `currentSessionId` marked. */
+    async list(userId: string, currentSessionId: string | undefined): Promise<Session[]> {
+      const current = currentSessionId && hashSessionId(currentSessionId);
+      const rows = await sessionsRepo.listUserSessions(db, userId, clock.now());
+      return rows.map((row) => ({
+        id: row.id,
+        current: row.idHash === current,
+        userAgent: row.userAgent,
+        clientAddress: row.clientAddress,
+        createdAt: row.createdAt.toISOString(),
+        lastSeenAt: row.lastSeenAt?.toISOString() ?? null,
+        expiresAt: row.expiresAt.toISOString(),
+      }));
+    },
+
+    async end(userId: string, id: string): Promise<void> {
+      if (!(await sessionsRepo.deleteUserSession(db, userId, id))) throw new AppError('not_found');
+    },
+
+    /**
+     * A new password, given the current one (guesses count as failed sign-ins of the account
+     * from this address); every other session of the user ends.
+     */
+    async changePassword(input: {
+      user: User;
+      currentPassword: string;
+      newPassword: string;
+      currentSessionId: string;
+      clientAddress: string;
+    }): Promise<void> {
+      const counters = signInCounters(input.user.email, input.clientAddress);
+      await database.transaction((tx) => takeAttempt(tx, [counters.accountAddress], clock.now()));
+      const row = await repo.findUserById(db, input.user.id);
+      if (!row || !(await verifyPassword(input.currentPassword, row.passwordHash))) {
+        throw new AppError('invalid_request', {
+          message: 'That is not your current password',
+          issues: [
+            {
+              path: ['body', 'currentPassword'],
+              message: 'Not your current password',
+              code: 'custom',
+            },
+          ],
+        });
+      }
+      await forgetAttempts(db, counters.accountAddress.key);
+      const passwordHash = await hashPassword(input.newPassword, passwordCost);
+      await database.transaction(async (tx) => {
+        await repo.setPasswordHash(tx, row.id, passwordHash);
+        await sessionsRepo.deleteOtherSessions(tx, row.id, hashSessionId(input.currentSessionId));
+      });
     },
   };
 }

@@ -56,8 +56,13 @@ export interface AccountMembersTable {
 export interface SessionsTable {
   /** SHA-256 of the cookie value: a database leak does not hand out sessions. */
   idHash: string;
+  /** What the settings page calls it (never the cookie or its hash). */
+  id: Generated<string>;
   userId: string;
+  userAgent: string | null;
+  clientAddress: string | null;
   createdAt: CreatedAt;
+  lastSeenAt: Date | null;
   expiresAt: Date;
 }
 

@@ -60,6 +60,52 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 
+  it('changes the name and the password in settings and signs another browser out', async () => {
+    const other = server.t.newClient();
+    expect((await other.post('/api/auth/sign-in', { email, password })).status).toBe(200);
+    await page.getByRole('link', { name: email }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    const rows = page.getByRole('row').filter({ has: page.getByRole('cell') });
+    await expect.poll(() => rows.count()).toBe(2);
+    await rows.filter({ hasText: 'This browser' }).waitFor();
+    await screenshot(page, 'dashboard-settings');
+    await rows.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect((await other.get('/api/me')).status).toBe(401);
+
+    await page.getByLabel('Your name').fill('Grace B. Hopper');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    expect(
+      (
+        await server.t.ctx.database.db
+          .selectFrom('users')
+          .select('name')
+          .where('email', '=', email)
+          .executeTakeFirstOrThrow()
+      ).name,
+    ).toBe('Grace B. Hopper');
+
+    await page.getByLabel('Current password').fill('not the password');
+    await page.getByLabel('New password').fill('an even better passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Not your current password', { exact: true }).waitFor();
+    // The refused change is the one console error here (a 400 resource load).
+    expect(errors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+    await page.getByLabel('Current password').fill(password);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').getByText('Password changed').waitFor();
+    const signIn = (secret: string) =>
+      server.t.newClient().post('/api/auth/sign-in', { email, password: secret });
+    expect((await signIn(password)).status).toBe(401);
+    expect((await signIn('an even better passphrase')).status).toBe(200);
+    await page.getByRole('link', { name: '← Dashboard' }).click();
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 60_000);
+
   it('creates an organization, adds a member with a role and removes them', async () => {
     const other = await signUpUser(server.t.newClient(), { name: 'Katherine Johnson' });
     await page.getByRole('link', { name: 'New organization' }).click();

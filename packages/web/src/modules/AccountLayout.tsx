@@ -62,7 +62,9 @@ export function AccountLayout() {
           </select>
         </label>
         <Link to="/new-organization">New organization</Link>
-        <span className="user">{user.email}</span>
+        <Link to="/settings" className="user" title="Settings">
+          {user.email}
+        </Link>
         <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>

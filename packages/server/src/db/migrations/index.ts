@@ -13,6 +13,7 @@ import * as m0011 from './0011-firewall-lease.js';
 import * as m0012 from './0012-drop-agent-gateway-port.js';
 import * as m0013 from './0013-bundle-search.js';
 import * as m0014 from './0014-agent-adoption.js';
+import * as m0015 from './0015-session-details.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -33,4 +34,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0012-drop-agent-gateway-port': m0012,
   '0013-bundle-search': m0013,
   '0014-agent-adoption': m0014,
+  '0015-session-details': m0015,
 };

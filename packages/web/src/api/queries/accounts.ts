@@ -3,16 +3,20 @@ import {
   activateSubscription,
   addMember,
   changeMemberRole,
+  changePassword,
   createOrg,
   deactivateSubscription,
+  endSession,
   getMe,
   listAuditEvents,
   listMembers,
+  listSessions,
   type Role,
   removeMember,
   signIn,
   signOut,
   signUp,
+  updateMe,
 } from '@svc/contract';
 import type { QueryClient } from '@tanstack/react-query';
 import { type CallInput, callEndpoint } from '../client.js';
@@ -95,4 +99,28 @@ export const subscriptionMutation = (qc: QueryClient, accountId: string) => ({
       params: { id: accountId },
     }),
   onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
+});
+
+export const sessionsKey = ['sessions'] as const;
+
+export const sessionsQuery = () => ({
+  queryKey: sessionsKey,
+  queryFn: ({ signal }: { signal: AbortSignal }) => callEndpoint(listSessions, {}, { signal }),
+});
+
+export const endSessionMutation = (qc: QueryClient) => ({
+  mutationFn: (id: string) => callEndpoint(endSession, { params: { id } }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: sessionsKey }),
+});
+
+export const updateMeMutation = (qc: QueryClient) => ({
+  mutationFn: (body: CallInput<typeof updateMe>['body']) => callEndpoint(updateMe, { body }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
+});
+
+/** Every other session ends with it: the list is read again. */
+export const changePasswordMutation = (qc: QueryClient) => ({
+  mutationFn: (body: CallInput<typeof changePassword>['body']) =>
+    callEndpoint(changePassword, { body }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: sessionsKey }),
 });

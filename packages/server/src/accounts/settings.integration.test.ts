@@ -1,0 +1,96 @@
+import type { Session } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe.each(databaseKinds)("a user's settings on %s", (kind) => {
+  let t: TestContext;
+  let email = '';
+  beforeAll(async () => {
+    t = await createTestContext(kind);
+  });
+  afterAll(() => t?.close());
+
+  /** The same user signed in from another browser. */
+  const signIn = async (password = PASSWORD, userAgent = 'Other Browser/2') => {
+    const client = t.newClient();
+    const res = await client.post(
+      '/api/auth/sign-in',
+      { email, password },
+      { headers: { 'user-agent': userAgent } },
+    );
+    return { client, status: res.status };
+  };
+  const sessionsOf = async (client: TestClient) =>
+    (await client.get('/api/me/sessions')).body.sessions as Session[];
+
+  let first: TestClient;
+
+  it('lists the sessions with where they began, and ends another one', async () => {
+    first = t.newClient();
+    email = (await signUpUser(first)).user.email;
+    const { client: second } = await signIn();
+    const listed = await sessionsOf(first);
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((s) => s.current)).toHaveLength(1);
+    const other = listed.find((s) => !s.current) as Session;
+    expect(other).toMatchObject({ userAgent: 'Other Browser/2', clientAddress: second.address });
+    expect(JSON.stringify(listed)).not.toMatch(/idHash|[0-9a-f]{64}/);
+
+    expect((await first.delete(`/api/me/sessions/${other.id}`)).status).toBe(204);
+    expect((await second.get('/api/me')).status).toBe(401);
+    expect((await first.delete(`/api/me/sessions/${other.id}`)).status).toBe(404);
+    // Another user's session is not found either.
+    const stranger = t.newClient();
+    await signUpUser(stranger);
+    const theirs = (await sessionsOf(stranger))[0] as Session;
+    expect((await first.delete(`/api/me/sessions/${theirs.id}`)).status).toBe(404);
+    expect((await stranger.get('/api/me')).status).toBe(200);
+  });
+
+  it('changes the name', async () => {
+    const res = await first.patch('/api/me', { name: '  Grace Hopper ' });
+    expect(res).toMatchObject({ status: 200, body: { name: 'Grace Hopper' } });
+    expect((await first.get('/api/me')).body.user.name).toBe('Grace Hopper');
+    expect((await first.patch('/api/me', { name: '' })).status).toBe(400);
+  });
+
+  it('changes the password given the current one, ending every other session', async () => {
+    const { client: second } = await signIn();
+    const wrong = await first.post('/api/me/password', {
+      currentPassword: 'not it at all',
+      newPassword: 'a brand new passphrase',
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.issues[0].path).toEqual(['body', 'currentPassword']);
+    const short = await first.post('/api/me/password', {
+      currentPassword: PASSWORD,
+      newPassword: 'short',
+    });
+    expect(short.status).toBe(400);
+    expect((await second.get('/api/me')).status).toBe(200);
+
+    const changed = await first.post('/api/me/password', {
+      currentPassword: PASSWORD,
+      newPassword: 'a brand new passphrase',
+    });
+    expect(changed.status).toBe(204);
+    expect((await first.get('/api/me')).status).toBe(200);
+    expect((await second.get('/api/me')).status).toBe(401);
+    expect((await signIn(PASSWORD)).status).toBe(401);
+    expect((await signIn('a brand new passphrase')).status).toBe(200);
+    expect(t.logs.lines.join('\n')).not.toContain('a brand new passphrase');
+  });
+
+  it('slows guesses of the current password down like failed sign-ins', async () => {
+    const guess = () =>
+      first.post('/api/me/password', { currentPassword: 'guess', newPassword: 'whatever it is' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await guess()).status);
+    expect(statuses).toContain(429);
+    expect(statuses.slice(0, 4)).toEqual([400, 400, 400, 400]);
+  });
+});
