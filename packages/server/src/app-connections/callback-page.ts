@@ -1,3 +1,5 @@
+import { escapeHtml } from '../util/escape-html.js';
+
 /**
  * The page the provider's redirect lands on, in the dashboard's popup. It carries no token and
  * no code; its script (a same-origin file, so the service's CSP needs no exception) posts
@@ -6,8 +8,6 @@
 export const CALLBACK_SCRIPT_PATH = '/api/apps/callback.js';
 
 export const CALLBACK_MESSAGE_TYPE = 'svc:app-connection';
-
-const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 export function callbackPage(input: {
   readonly outcome: 'connected' | 'failed';

@@ -1,5 +1,6 @@
 import type { BundleDetail } from '@svc/contract';
-import { escapeHtml, formatTime, layout, type Reader } from './page-layout.html.js';
+import { escapeHtml } from '../util/escape-html.js';
+import { formatTime, layout, type Reader } from './page-layout.html.js';
 
 const pathUrl = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
 const filePathUrl = (base: string, path: string) =>

@@ -1,5 +1,6 @@
 import type { BundleCard, SearchSort } from '@svc/contract';
-import { escapeHtml, formatTime, layout, type Reader } from './page-layout.html.js';
+import { escapeHtml } from '../util/escape-html.js';
+import { formatTime, layout, type Reader } from './page-layout.html.js';
 
 /** What a list page shows and links to: the search, as its query string carries it. */
 export interface ListState {

@@ -1,6 +1,4 @@
-/** Escapes text for HTML content and quoted attribute values. */
-export const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+import { escapeHtml } from '../util/escape-html.js';
 
 /** `2026-11-22 10:51 UTC`: the same for every reader, with no script to localize it. */
 export const formatTime = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;

@@ -1,5 +1,6 @@
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { escapeHtml } from '../util/escape-html.js';
 
 /** What the edge answers itself, when it has no gateway to hand the request to. */
 export interface EdgePage {
@@ -34,12 +35,6 @@ const HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 } as const;
-
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
 
 function render(page: EdgePage, dashboardUrl: string): string {
   return `<!doctype html>
