@@ -204,6 +204,39 @@ describe('loadConfig', () => {
     }
   });
 
+  it('sends mail through SMTP_URL with its password among the secrets, else into DATA_DIR/outbox', () => {
+    const outbox = loadConfig({ DATA_DIR: '/srv/svc', PUBLIC_URL: 'https://svc.example' });
+    expect(outbox.config.mail).toEqual({
+      from: 'svc <noreply@svc.example>',
+      transport: { kind: 'outbox', dir: '/srv/svc/outbox' },
+    });
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).config.mail.from).toBe(
+      'svc <noreply@localhost>',
+    );
+    const smtp = loadConfig({
+      SMTP_URL: 'smtp://mailer:p%40ss-word@mail.example:587?tls.servername=mx.example',
+      MAIL_FROM: 'Acme Ops <ops@acme.example>',
+    });
+    expect(smtp.config.mail).toEqual({
+      from: 'Acme Ops <ops@acme.example>',
+      transport: { kind: 'smtp', url: 'smtp://mailer@mail.example:587?tls.servername=mx.example' },
+    });
+    expect(smtp.secrets.smtpPassword).toBe('p%40ss-word');
+    expect(JSON.stringify(smtp.config)).not.toContain('ss-word');
+  });
+
+  it('refuses an SMTP_URL of another scheme and a MAIL_FROM that is not one mailbox', () => {
+    for (const env of [
+      { SMTP_URL: 'https://mail.example' },
+      { MAIL_FROM: 'no address' },
+      { MAIL_FROM: 'a@example.com, b@example.com' },
+    ]) {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(
+        new RegExp(Object.keys(env)[0] as string),
+      );
+    }
+  });
+
   it('keeps secrets out of the configuration and out of printed output', () => {
     const { config } = loadConfig({
       ENCRYPTION_KEYS: `a:${key(4)}`,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Region, Size } from '@svc/contract';
 import { type Env, EnvSchema } from './env.js';
 import { hetznerConfig } from './hetzner-config.js';
+import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
 import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
 
 /** Where `npm run build -w @svc/web` puts the dashboard, from this file's place in the repo. */
@@ -67,6 +68,17 @@ export interface BundleLimits {
   readonly maxTotalBytes: number;
 }
 
+/**
+ * Where outgoing mail goes, and whom it is from: an SMTP server (`url` is `SMTP_URL` without its
+ * password, a secret kept apart), or the embedded default, each message an `.eml` file in `dir`.
+ */
+export interface MailConfig {
+  readonly from: string;
+  readonly transport:
+    | { readonly kind: 'smtp'; readonly url: string }
+    | { readonly kind: 'outbox'; readonly dir: string };
+}
+
 export interface ProviderEndpoints {
   readonly clientId?: string;
   readonly urls: Readonly<Record<string, string>>;
@@ -105,6 +117,7 @@ export interface Config {
   readonly compute: ComputeConfig;
   readonly objectStore: ObjectStoreConfig;
   readonly bundles: BundleLimits;
+  readonly mail: MailConfig;
   readonly timing: {
     readonly provisionTimeoutMs: number;
     readonly refreshTimeoutMs: number;
@@ -121,6 +134,7 @@ export interface RawSecrets {
   readonly oauthClientSecrets: Partial<Record<'suite' | 'code' | 'music', string>>;
   readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly hcloudToken?: string;
+  readonly smtpPassword?: string;
 }
 
 export class ConfigError extends Error {
@@ -191,6 +205,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
 
   const dataDir = path.resolve(env.DATA_DIR);
   const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
+  const smtp = env.SMTP_URL ? splitSmtpUrl(env.SMTP_URL) : undefined;
   const config: Config = {
     env: env.NODE_ENV,
     logLevel: env.LOG_LEVEL,
@@ -252,6 +267,12 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
           }
         : { kind: 'fs', root: path.join(dataDir, 'objects') },
     bundles: { maxFileBytes: env.BUNDLE_MAX_FILE_BYTES, maxTotalBytes: env.BUNDLE_MAX_TOTAL_BYTES },
+    mail: {
+      from: env.MAIL_FROM ?? defaultMailFrom(publicUrl),
+      transport: smtp
+        ? { kind: 'smtp', url: smtp.url }
+        : { kind: 'outbox', dir: path.join(dataDir, 'outbox') },
+    },
     timing: {
       provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
       jobHeartbeatSeconds: env.JOB_HEARTBEAT_SECONDS,
@@ -287,6 +308,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       ...(env.MUSIC_CLIENT_SECRET && { music: env.MUSIC_CLIENT_SECRET }),
     },
     ...(env.COMPUTE_DRIVER === 'hetzner' && env.HCLOUD_TOKEN && { hcloudToken: env.HCLOUD_TOKEN }),
+    ...(smtp?.password && { smtpPassword: smtp.password }),
     ...(env.S3_ACCESS_KEY_ID &&
       env.S3_SECRET_ACCESS_KEY && {
         s3Credentials: {

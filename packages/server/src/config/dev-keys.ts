@@ -28,6 +28,7 @@ export async function resolveSecrets(
       raw.oauthClientSecrets,
       raw.s3Credentials,
       raw.hcloudToken,
+      raw.smtpPassword,
     );
   }
   if (config.env === 'production') throw new Error('Refusing to generate keys in production');
@@ -52,6 +53,7 @@ export async function resolveSecrets(
     raw.oauthClientSecrets,
     raw.s3Credentials,
     raw.hcloudToken,
+    raw.smtpPassword,
   );
 }
 

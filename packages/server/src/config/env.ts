@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isMailbox } from './mail-config.js';
 
 const optional = z
   .string()
@@ -92,6 +93,18 @@ export const EnvSchema = z.object({
   /** A bundle's largest file, and the sum of its files, as a publish declares them (bytes). */
   BUNDLE_MAX_FILE_BYTES: integer(100_000_000, 1, 1_000_000_000_000),
   BUNDLE_MAX_TOTAL_BYTES: integer(2_000_000_000, 1, 1_000_000_000_000),
+  /**
+   * Outgoing mail's server, `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://`;
+   * query parameters are nodemailer's options. Unset: `.eml` files in `DATA_DIR/outbox/`. Its
+   * password is a secret.
+   */
+  SMTP_URL: optional.pipe(
+    z.url({ protocol: /^smtps?$/, error: 'an smtp:// or smtps:// URL' }).optional(),
+  ),
+  /** The sender of every message, `Name <address>`; by default `svc <noreply@PUBLIC_URL's host>`. */
+  MAIL_FROM: optional.pipe(
+    z.string().refine(isMailbox, 'one mailbox, such as "svc <noreply@example.com>"').optional(),
+  ),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
   /** A job whose process fell silent this long (killed) is retried by another (seconds). */
   JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),

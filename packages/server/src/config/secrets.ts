@@ -18,6 +18,8 @@ export class Secrets {
     readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string },
     /** Hetzner Cloud's API token (`COMPUTE_DRIVER=hetzner`). */
     readonly hcloudToken?: string,
+    /** The password of `SMTP_URL`, percent-encoded as the URL held it. */
+    readonly smtpPassword?: string,
   ) {}
 
   toJSON(): string {
