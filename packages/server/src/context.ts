@@ -39,6 +39,9 @@ import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
+import { mailJobs } from './mail/mail.jobs.js';
+import { createMailService, type MailService } from './mail/mail.service.js';
+import { createMailer } from './mail/mailer.js';
 import { plainVmJobs } from './plain-vms/plain-vms.jobs.js';
 import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
@@ -60,6 +63,8 @@ export interface AppContext {
   readonly billing: BillingService;
   readonly vault: VaultService;
   readonly audit: AuditService;
+  /** Outgoing mail: features enqueue messages in their transaction; a job sends them. */
+  readonly mail: MailService;
   readonly plainVms: PlainVmsService;
   readonly tokenCipher: TokenCipher;
   readonly appConnections: AppConnectionsService;
@@ -183,6 +188,11 @@ export async function createContext(
     }),
     ...plainVmJobs({ database, clock, compute, log: log.root.child({ subsystem: 'plain-vms' }) }),
     ...bundlesJobs({ database, store, clock, log: log.root.child({ subsystem: 'bundles' }) }),
+    ...mailJobs({
+      mailer: createMailer(config.mail, secrets, clock),
+      site: { publicUrl },
+      log: log.root.child({ subsystem: 'mail' }),
+    }),
     ...(overrides.extraJobs ?? []),
   ] as JobDefinition<unknown>[];
   return {
@@ -200,6 +210,7 @@ export async function createContext(
     billing: createBillingService({ database, clock, membership }),
     vault: createVaultService({ database, clock, membership }),
     audit: createAuditService({ database, membership }),
+    mail: createMailService({ jobs, config: config.mail }),
     tokenCipher,
     appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),
     appAuthorization: createAuthorizationService({

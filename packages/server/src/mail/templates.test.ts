@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { html } from './html.js';
+import { MailMessageSchema, renderMail } from './templates.js';
+
+const site = { publicUrl: 'https://svc.example' };
+
+describe('mail templates', () => {
+  it('escape every interpolated string in HTML, and what html made only once', () => {
+    const name = `<img src=x onerror="alert('x')"> & co`;
+    const inner = html`<b>${name}</b>`;
+    expect(html`<p>${inner}${[html`<i>${'1 < 2'}</i>`]}${undefined}</p>`.value).toBe(
+      '<p><b>&#60;img src=x onerror=&#34;alert(&#39;x&#39;)&#34;&#62; &#38; co</b><i>1 &#60; 2</i></p>',
+    );
+  });
+
+  it('render a notice as plain text and HTML in the shared frame, the link last', () => {
+    const message = MailMessageSchema.parse({
+      template: 'notice',
+      to: 'Ada@Example.com',
+      data: {
+        subject: 'Your <Agent> is ready',
+        paragraphs: ['It runs.', 'Open it & have fun.'],
+        action: { label: 'Open', url: 'https://svc.example/a?b=1&c=2' },
+      },
+    });
+    expect(message.to).toBe('ada@example.com');
+    const mail = renderMail(message, site);
+    expect(mail.subject).toBe('Your <Agent> is ready');
+    expect(mail.text).toBe(
+      'It runs.\n\nOpen it & have fun.\n\nOpen: https://svc.example/a?b=1&c=2\n\n-- \nsvc, https://svc.example\n',
+    );
+    expect(mail.html).toContain('<title>Your &#60;Agent&#62; is ready</title>');
+    expect(mail.html).toContain('<p>It runs.</p>\n<p>Open it &#38; have fun.</p>');
+    expect(mail.html).toContain('<a href="https://svc.example/a?b=1&#38;c=2">Open</a>');
+    expect(mail.html).toContain('<a href="https://svc.example">https://svc.example</a>');
+    expect(renderMail({ ...message, data: { subject: 'S', paragraphs: ['P'] } }, site).text).toBe(
+      'P\n\n-- \nsvc, https://svc.example\n',
+    );
+  });
+
+  it('refuse an unknown template, a bad recipient, and data the template does not take', () => {
+    const refused = (value: unknown) =>
+      MailMessageSchema.safeParse(value).error?.issues.map((issue) => issue.path.join('.'));
+    const data = { subject: 'S', paragraphs: ['P'] };
+    expect(refused({ template: 'nope', to: 'a@example.com', data })).toEqual(['template']);
+    expect(refused({ template: 'notice', to: 'not an address', data })).toEqual(['to']);
+    expect(
+      refused({
+        template: 'notice',
+        to: 'a@example.com',
+        data: {
+          subject: 'a\r\nBcc: x@example.com',
+          paragraphs: ['P'],
+          action: { label: 'L', url: 'javascript:x' },
+        },
+      }),
+    ).toEqual(['data.subject', 'data.action.url']);
+  });
+});
