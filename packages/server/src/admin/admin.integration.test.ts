@@ -1,26 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { admin } from '../../test/admin-cli.js';
 import { TestClient } from '../../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../../test/test-context.js';
-import { parentEnv } from '../../test/test-db.js';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
 import { resolveSecrets } from '../config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../context.js';
 import { adminSocketPath, startAdminSocket } from './admin-socket.js';
-
-const run = promisify(execFile);
-const entry = path.join(import.meta.dirname, 'main.ts');
-
-/** The real operator CLI, as `npm run admin -- …` runs it. */
-const admin = (env: Record<string, string>, ...args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', entry, ...args], {
-    env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'silent', ...env },
-  });
 
 describe('operator CLI', () => {
   let dir = '';

@@ -72,6 +72,12 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
     flags: ['regenerate'],
     run: (ctx, args) => ctx.agents.agentToken(args.id, args.regenerate),
   }),
+  'mail last': command({
+    summary: 'Print the newest outbox message to an address (without SMTP_URL)',
+    args: z.object({ email: Email }),
+    positional: ['email'],
+    run: (ctx, args) => ctx.mail.latestInOutbox(args.email),
+  }),
   'reencrypt-tokens': command({
     summary: 'Seal every stored app connection token again with the primary ENCRYPTION_KEYS key',
     args: z.object({}),

@@ -49,7 +49,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(`${outcome.error}: ${why ?? fallback ?? outcome.error}`);
     return 1;
   }
-  console.log(JSON.stringify(outcome.result, null, 2));
+  // Text (a message) prints as it is; anything else as JSON, for scripts.
+  const { result } = outcome;
+  console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
   return 0;
 }
 

@@ -1,10 +1,14 @@
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import PostalMime from 'postal-mime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admin } from '../../test/admin-cli.js';
 import { createTestContext, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { systemClock } from '../adapters/clock.js';
+import { createOutboxMailer } from './outbox.js';
 
 /** Longer than a mail line may be: nodemailer wraps it (quoted-printable) in the file. */
 const LONG_LINK = `https://svc.example/dashboard/reset?token=${'t0ken'.repeat(20)}`;
@@ -65,4 +69,43 @@ describe.each(databaseKinds)('mail into the outbox on %s', (kind) => {
       code: 'not_found',
     });
   });
+});
+
+describe('npm run admin -- mail last', () => {
+  let dir = '';
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('prints the newest message to an address decoded, and says why when it cannot', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-mail-admin-'));
+    const outbox = createOutboxMailer(
+      path.join(dir, 'outbox'),
+      'svc <noreply@localhost>',
+      systemClock,
+    );
+    const mail = { to: 'ada@example.com', subject: 'Reset', html: '<p>Reset</p>' };
+    const { file } = await outbox.send(
+      { ...mail, text: `Reset: ${LONG_LINK}` },
+      new AbortController().signal,
+    );
+    // Wrapped in the file: only a decoded message gives the operator a link that works.
+    expect(await readFile(file as string, 'utf8')).not.toContain(LONG_LINK);
+
+    const { stdout } = await admin({ DATA_DIR: dir }, 'mail', 'last', 'Ada@example.com');
+    expect(stdout).toContain(`File: ${file}`);
+    expect(stdout).toContain('To: ada@example.com');
+    expect(stdout).toContain('Subject: Reset');
+    expect(stdout).toContain(`Reset: ${LONG_LINK}`);
+
+    await expect(admin({ DATA_DIR: dir }, 'mail', 'last', 'bo@example.com')).rejects.toMatchObject({
+      stderr: expect.stringContaining('not_found: no message to bo@example.com'),
+    });
+    await expect(
+      admin(
+        { DATA_DIR: dir, SMTP_URL: 'smtp://mail.example:587' },
+        'mail',
+        'last',
+        'ada@example.com',
+      ),
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('invalid_state: SMTP_URL is set') });
+  }, 120_000);
 });
