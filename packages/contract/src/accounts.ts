@@ -19,6 +19,8 @@ export const User = z.object({
   id: Id,
   email: z.string(),
   name: z.string(),
+  /** Whether the user opened the verification link sent to `email`. */
+  emailVerified: z.boolean(),
   createdAt: Timestamp,
 });
 export type User = z.infer<typeof User>;
@@ -94,7 +96,15 @@ export const getMe = defineEndpoint({
   summary: 'The signed-in user and every account they belong to.',
   response: {
     status: 200,
-    body: z.object({ user: User, accounts: z.array(AccountMembership) }),
+    body: z.object({
+      user: User,
+      accounts: z.array(AccountMembership),
+      /**
+       * `required`: until the e-mail is verified, creating machines and publishing answer 403
+       * `email_unverified`; `optional`: the dashboard only reminds.
+       */
+      emailVerification: z.enum(['required', 'optional']),
+    }),
   },
   errors: [],
 });
@@ -105,17 +115,34 @@ export const updateMe = defineEndpoint({
   path: '/api/me',
   auth: 'session',
   tag: 'accounts',
-  summary: "Change the signed-in user's name.",
-  body: z.object({ name: PersonName }),
+  summary:
+    "Change the signed-in user's name or e-mail; a new e-mail must be verified again (a link goes to it, a notice to the old one).",
+  body: z
+    .object({ name: PersonName.optional(), email: Email.optional() })
+    .refine((body) => body.name !== undefined || body.email !== undefined, {
+      message: 'Give a name or an e-mail to change',
+    }),
   response: { status: 200, body: User },
-  errors: [],
+  errors: ['email_taken', 'rate_limited'],
+});
+
+export const deleteMe = defineEndpoint({
+  id: 'deleteMe',
+  method: 'DELETE',
+  path: '/api/me',
+  auth: 'session-only',
+  tag: 'accounts',
+  summary:
+    "Delete the signed-in user and their personal account; refused while they are an organization's only owner, or their account has machines or bundles.",
+  response: { status: 204 },
+  errors: ['invalid_state'],
 });
 
 export const changePassword = defineEndpoint({
   id: 'changePassword',
   method: 'POST',
   path: '/api/me/password',
-  auth: 'session',
+  auth: 'session-only',
   tag: 'accounts',
   summary: 'Change the password (the current one required); every other session of the user ends.',
   body: z.object({ currentPassword: z.string().max(1024), newPassword: Password }),
@@ -297,6 +324,7 @@ export const accountEndpoints = [
   signOut,
   getMe,
   updateMe,
+  deleteMe,
   changePassword,
   listSessions,
   endSession,

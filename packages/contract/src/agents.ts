@@ -106,7 +106,7 @@ export const createAgent = defineEndpoint({
     source: AgentSource.optional(),
   }),
   response: { status: 201, body: Agent },
-  errors: ['subscription_required', 'not_found'],
+  errors: ['subscription_required', 'not_found', 'email_unverified'],
 });
 
 export const listAgents = defineEndpoint({
@@ -179,7 +179,13 @@ export const cloneAgent = defineEndpoint({
     accountId: Id.optional(),
   }),
   response: { status: 201, body: Agent },
-  errors: ['invalid_state', 'legacy_cohort', 'size_downgrade', 'subscription_required'],
+  errors: [
+    'invalid_state',
+    'legacy_cohort',
+    'size_downgrade',
+    'subscription_required',
+    'email_unverified',
+  ],
 });
 
 export const transferAgent = defineEndpoint({

@@ -65,7 +65,7 @@ export const authorizeApp = defineEndpoint({
   id: 'authorizeApp',
   method: 'GET',
   path: '/api/apps/authorize',
-  auth: 'session',
+  auth: 'session-only',
   tag: 'apps',
   summary:
     "Starts a connection: 302 to the provider's consent screen with a state and PKCE, and sets " +

@@ -2,11 +2,16 @@ import type { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 
 /**
- * Which credential an endpoint takes: a user's session cookie, an Agent's HMAC token
- * (`Authorization: Bearer svc1.…`), either, or none (the endpoint carries its own proof or is
- * public).
+ * Which credential an endpoint takes:
+ * - `session`: a user, by session cookie or personal access token (`Authorization: Bearer
+ *   svcp_…`; a `read` token on GET only, else 403 `insufficient_scope`);
+ * - `session-only`: a user by session cookie alone (what a token must not do: mint tokens, change
+ *   the password, delete the user, start an OAuth consent);
+ * - `agent`: an Agent's HMAC token (`Authorization: Bearer svc1.…`);
+ * - `session-or-agent`: a user (as `session`) or an Agent;
+ * - `none`: the endpoint carries its own proof or is public.
  */
-export type AuthKind = 'none' | 'session' | 'agent' | 'session-or-agent';
+export type AuthKind = 'none' | 'session' | 'session-only' | 'agent' | 'session-or-agent';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -29,7 +34,7 @@ export interface Endpoint {
   readonly query?: ObjectSchema;
   readonly body?: z.ZodType;
   readonly response: {
-    readonly status: 200 | 201 | 204 | 302;
+    readonly status: 200 | 201 | 202 | 204 | 302;
     /** Absent for bodiless answers (204, redirects). */
     readonly body?: z.ZodType;
     readonly description?: string;

@@ -13,9 +13,10 @@ const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonObject => {
 
 const SECURITY: Record<Endpoint['auth'], Record<string, never[]>[]> = {
   none: [],
-  session: [{ session: [] }],
+  session: [{ session: [] }, { apiToken: [] }],
+  'session-only': [{ session: [] }],
   agent: [{ agentToken: [] }],
-  'session-or-agent': [{ session: [] }, { agentToken: [] }],
+  'session-or-agent': [{ session: [] }, { apiToken: [] }, { agentToken: [] }],
 };
 
 /** Codes every endpoint of a kind can answer with, on top of its own list. */
@@ -26,6 +27,13 @@ function implicitErrors(endpoint: Endpoint): ErrorCode[] {
   if (endpoint.params) codes.push('not_found');
   if (endpoint.body) codes.push('payload_too_large');
   if (endpoint.auth !== 'none') codes.push('unauthorized', 'forbidden');
+  // A `read` personal access token on anything but GET.
+  if (
+    endpoint.method !== 'GET' &&
+    (endpoint.auth === 'session' || endpoint.auth === 'session-or-agent')
+  ) {
+    codes.push('insufficient_scope');
+  }
   return codes;
 }
 
@@ -106,6 +114,12 @@ export function buildOpenApiDocument(
           type: 'http',
           scheme: 'bearer',
           description: "An Agent's HMAC token, `svc1.<agentId>.<gen>.<mac>`",
+        },
+        apiToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A personal access token, `svcp_…` (`read` scope: GET endpoints only), acting as its user',
         },
       },
     },

@@ -83,7 +83,7 @@ export const createPlainVm = defineEndpoint({
     status: 201,
     body: PlainVm.extend({ initialPassword: z.string().optional() }),
   },
-  errors: ['subscription_required'],
+  errors: ['subscription_required', 'email_unverified'],
 });
 
 export const listOsImages = defineEndpoint({

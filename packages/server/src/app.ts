@@ -17,7 +17,7 @@ import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
 import { agentAuth, bearerToken } from './http/auth-agent.js';
-import { sessionAuth } from './http/auth-session.js';
+import { hasUserToken, userAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { mountDashboard } from './http/dashboard.js';
 import { mountDownloads } from './http/downloads.js';
@@ -96,13 +96,19 @@ export function createApp(
     ),
   );
 
-  const session = sessionAuth(ctx.sessions, ctx.config.http.secureCookies);
+  const secureCookies = ctx.config.http.secureCookies;
+  const session = userAuth({ sessions: ctx.sessions, tokens: ctx.apiTokens, secureCookies });
+  const sessionOnly = userAuth({ sessions: ctx.sessions, secureCookies });
   const agent = agentAuth((token) => ctx.agents.authenticateToken(token));
   const router = createRouter({
     authenticators: {
       session,
+      'session-only': sessionOnly,
       agent,
-      'session-or-agent': (c, next) => (bearerToken(c) ? agent(c, next) : session(c, next)),
+      'session-or-agent': (c, next) => {
+        const token = bearerToken(c);
+        return token && !hasUserToken(token) ? agent(c, next) : session(c, next);
+      },
     },
   });
   mountOperationsRoutes(router, ctx);

@@ -1,6 +1,12 @@
 import type { DestinationStream } from 'pino';
 import { accountsJobs } from './accounts/accounts.jobs.js';
 import { type AccountsService, createAccountsService } from './accounts/accounts.service.js';
+import { type ApiTokensService, createApiTokensService } from './accounts/api-tokens.service.js';
+import { createEmailLinksService, type EmailLinksService } from './accounts/email-links.service.js';
+import {
+  createInvitationsService,
+  type InvitationsService,
+} from './accounts/invitations.service.js';
 import { createMembership } from './accounts/membership.js';
 import type { Argon2Cost } from './accounts/passwords.js';
 import { createSessionsService, type SessionsService } from './accounts/sessions.service.js';
@@ -56,6 +62,11 @@ export interface AppContext {
   readonly jobs: JobQueue;
   readonly sessions: SessionsService;
   readonly accounts: AccountsService;
+  /** E-mail verification and password reset links. */
+  readonly emailLinks: EmailLinksService;
+  readonly invitations: InvitationsService;
+  /** Personal access tokens (`svcp_…`). */
+  readonly apiTokens: ApiTokensService;
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
   /** The edge's routes (subdomain → gateway), which Agent moves in this process invalidate. */
@@ -128,11 +139,30 @@ export async function createContext(
   // Features get only this of accounts: they check who may act, they never manage accounts.
   const membership = createMembership();
   const sessions = createSessionsService({ database, clock, ...passwordCost });
+  const mail = createMailService({ jobs, config: config.mail });
+  const emailLinks = createEmailLinksService({
+    database,
+    clock,
+    mail,
+    sessions,
+    publicUrl: config.http.publicUrl,
+    ...passwordCost,
+  });
+  const invitations = createInvitationsService({
+    database,
+    clock,
+    membership,
+    mail,
+    publicUrl: config.http.publicUrl,
+  });
   const accounts = createAccountsService({
     database,
     clock,
     membership,
     sessions,
+    emailLinks,
+    mail,
+    emailVerification: config.mail.emailVerification,
     ...passwordCost,
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
@@ -169,7 +199,7 @@ export async function createContext(
   });
   const publicUrl = config.http.publicUrl;
   const jobDefinitions = [
-    ...accountsJobs({ database, clock, log: log.accounts }),
+    ...accountsJobs({ database, clock, emailLinks, invitations, log: log.accounts }),
     ...agentJobs({
       adoption,
       database,
@@ -204,13 +234,16 @@ export async function createContext(
     jobs,
     sessions,
     accounts,
+    emailLinks,
+    invitations,
+    apiTokens: createApiTokensService({ database, clock }),
     compute,
     agents,
     edgeRoutes,
     billing: createBillingService({ database, clock, membership }),
     vault: createVaultService({ database, clock, membership }),
     audit: createAuditService({ database, membership }),
-    mail: createMailService({ jobs, config: config.mail }),
+    mail,
     tokenCipher,
     appConnections: createAppConnectionsService({ ...appDeps, tokens, log: appsLog }),
     appAuthorization: createAuthorizationService({

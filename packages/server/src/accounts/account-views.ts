@@ -1,10 +1,13 @@
 import type { AccountMembership, Member, Role, User } from '@svc/contract';
 import type { AccountRow, UserRow } from '../db/schema.js';
 
-export const toUser = (row: Pick<UserRow, 'id' | 'email' | 'name' | 'createdAt'>): User => ({
+export const toUser = (
+  row: Pick<UserRow, 'id' | 'email' | 'name' | 'createdAt' | 'emailVerifiedAt'>,
+): User => ({
   id: row.id,
   email: row.email,
   name: row.name,
+  emailVerified: row.emailVerifiedAt !== null,
   createdAt: row.createdAt.toISOString(),
 });
 

@@ -3,12 +3,23 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { defineJob } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
+import type { EmailLinksService } from './email-links.service.js';
+import type { InvitationsService } from './invitations.service.js';
 import { deleteRateLimitsBefore } from './rate-limits.repo.js';
 import { deleteExpiredSessions } from './sessions.repo.js';
 import { LONGEST_FORGET_MS } from './sign-in-limits.js';
 
-/** Hourly: drop expired sessions and sign-in and sign-up counters every policy has forgotten. */
-export function accountsJobs(deps: { database: Database; clock: Clock; log: Logger }) {
+/**
+ * Hourly: drop expired sessions, e-mail links and invitations, and the rate counters every
+ * policy has forgotten.
+ */
+export function accountsJobs(deps: {
+  database: Database;
+  clock: Clock;
+  emailLinks: Pick<EmailLinksService, 'sweep'>;
+  invitations: Pick<InvitationsService, 'sweep'>;
+  log: Logger;
+}) {
   return [
     defineJob({
       name: 'accounts.sweep',
@@ -22,7 +33,12 @@ export function accountsJobs(deps: { database: Database; clock: Clock; log: Logg
           deps.database.db,
           new Date(now.getTime() - LONGEST_FORGET_MS),
         );
-        deps.log.info({ sessions, rateLimits }, 'swept expired sessions and rate limits');
+        const emailLinks = await deps.emailLinks.sweep(now);
+        const invitations = await deps.invitations.sweep(now);
+        deps.log.info(
+          { sessions, rateLimits, emailLinks, invitations },
+          'swept expired sessions, links, invitations and rate limits',
+        );
       },
     }),
   ];

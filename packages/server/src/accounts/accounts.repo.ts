@@ -13,7 +13,9 @@ export const findUserById = (db: Executor, id: string) =>
 
 export const insertUser = (
   db: Executor,
-  user: Pick<UserRow, 'id' | 'email' | 'name' | 'passwordHash'> & { createdAt: Date },
+  user: Pick<UserRow, 'id' | 'email' | 'name' | 'passwordHash' | 'emailVerifiedAt'> & {
+    createdAt: Date;
+  },
 ) =>
   db
     .insertInto('users')
@@ -154,3 +156,83 @@ export const setUserName = (db: Executor, userId: string, name: string) =>
     .where('id', '=', userId)
     .returningAll()
     .executeTakeFirstOrThrow();
+
+export const setEmailVerified = (db: Executor, userId: string, at: Date) =>
+  db
+    .updateTable('users')
+    .set({ emailVerifiedAt: at })
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** A new address, not verified yet; `undefined` when another user has it. */
+export const setUserEmail = (db: Executor, userId: string, email: string) =>
+  db
+    .updateTable('users')
+    .set({ email, emailVerifiedAt: null })
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+
+/** Organizations the user is the only owner of (they cannot be left without one). */
+export const soleOwnedOrganizations = (db: Executor, userId: string) =>
+  db
+    .selectFrom('accountMembers as m')
+    .innerJoin('accounts as a', 'a.id', 'm.accountId')
+    .select(['a.id', 'a.name'])
+    .where('m.userId', '=', userId)
+    .where('m.role', '=', 'owner')
+    .where('a.kind', '=', 'organization')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('accountMembers as o')
+            .select('o.userId')
+            .whereRef('o.accountId', '=', 'm.accountId')
+            .where('o.role', '=', 'owner')
+            .where('o.userId', '!=', userId),
+        ),
+      ),
+    )
+    .execute();
+
+/** What an account still holds that deleting it would lose: machines, connections, bundles. */
+export const accountHoldings = async (db: Executor, accountId: string) => {
+  const count = (table: 'agents' | 'plainVms' | 'appConnections' | 'bundles') =>
+    db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('accountId', '=', accountId);
+  const row = await db
+    .selectNoFrom((eb) => [
+      count('agents').as('agents'),
+      count('plainVms').as('plainVms'),
+      count('appConnections').as('appConnections'),
+      count('bundles').as('bundles'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    agents: Number(row.agents),
+    plainVms: Number(row.plainVms),
+    appConnections: Number(row.appConnections),
+    bundles: Number(row.bundles),
+  };
+};
+
+/**
+ * Deletes a personal account that holds nothing `accountHoldings` counts, then its user: Vault
+ * keys and subscription slots go with it; members, sessions, links, tokens and pending
+ * authorizations by cascade. Usage periods and audit events stay, as the operator's record.
+ */
+export async function deleteUserAndPersonalAccount(
+  db: Executor,
+  userId: string,
+  accountId: string,
+) {
+  await db.deleteFrom('vaultEntries').where('accountId', '=', accountId).execute();
+  await db.deleteFrom('subscriptionSlots').where('accountId', '=', accountId).execute();
+  await db.deleteFrom('appConnectionTombstones').where('accountId', '=', accountId).execute();
+  await db.deleteFrom('accounts').where('id', '=', accountId).execute();
+  await db.deleteFrom('users').where('id', '=', userId).execute();
+}

@@ -9,14 +9,14 @@ import {
 } from '../http/session-cookie.js';
 
 export function mountAccountsRoutes(router: Router, ctx: AppContext) {
-  const { accounts, sessions } = ctx;
+  const { accounts, sessions, emailLinks, invitations, apiTokens } = ctx;
+  const address = (c: Parameters<typeof clientAddress>[0]) => clientAddress(c, ctx.config.http);
   const secure = ctx.config.http.secureCookies;
 
   router.mount(api.signUp, async ({ body }, c) => {
-    const address = clientAddress(c, ctx.config.http);
     const { user, account, session } = await accounts.signUp({
       ...body,
-      clientAddress: address,
+      clientAddress: address(c),
       userAgent: c.req.header('user-agent'),
     });
     writeSessionCookie(c, session, secure);
@@ -24,10 +24,9 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   });
 
   router.mount(api.signIn, async ({ body }, c) => {
-    const address = clientAddress(c, ctx.config.http);
     const { user, session } = await sessions.signIn({
       ...body,
-      clientAddress: address,
+      clientAddress: address(c),
       userAgent: c.req.header('user-agent'),
     });
     writeSessionCookie(c, session, secure);
@@ -43,7 +42,63 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
 
   router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user));
 
-  router.mount(api.updateMe, async ({ body }, c) => accounts.setName(c.var.user.id, body.name));
+  router.mount(api.updateMe, async ({ body }, c) =>
+    accounts.updateMe(c.var.user, body, address(c)),
+  );
+
+  router.mount(api.deleteMe, async (_, c) => {
+    await accounts.deleteMe(c.var.user);
+    clearSessionCookie(c, secure);
+    return undefined;
+  });
+
+  router.mount(api.verifyEmail, async ({ body }) => emailLinks.verifyEmail(body.token));
+
+  router.mount(api.resendVerification, async (_, c) => {
+    await emailLinks.resendVerification(c.var.user, address(c));
+    return undefined;
+  });
+
+  router.mount(api.requestPasswordReset, async ({ body }, c) => {
+    await emailLinks.requestPasswordReset(body.email, address(c));
+    return undefined;
+  });
+
+  router.mount(api.confirmPasswordReset, async ({ body }, c) => {
+    const { user, session } = await emailLinks.confirmPasswordReset({
+      ...body,
+      clientAddress: address(c),
+      userAgent: c.req.header('user-agent'),
+    });
+    writeSessionCookie(c, session, secure);
+    return { user };
+  });
+
+  router.mount(api.createApiToken, async ({ body }, c) => apiTokens.create(c.var.user, body));
+
+  router.mount(api.listApiTokens, async (_, c) => ({ tokens: await apiTokens.list(c.var.user) }));
+
+  router.mount(api.revokeApiToken, async ({ params }, c) => {
+    await apiTokens.revoke(c.var.user, params.id);
+    return undefined;
+  });
+
+  router.mount(api.createInvitation, async ({ params, body }, c) =>
+    invitations.invite(c.var.user, { accountId: params.id, ...body, clientAddress: address(c) }),
+  );
+
+  router.mount(api.listInvitations, async ({ params }, c) => ({
+    invitations: await invitations.list(c.var.user, params.id),
+  }));
+
+  router.mount(api.revokeInvitation, async ({ params }, c) => {
+    await invitations.revoke(c.var.user, params.id, params.invitationId);
+    return undefined;
+  });
+
+  router.mount(api.acceptInvitation, async ({ body }, c) =>
+    invitations.accept(c.var.user, body.token),
+  );
 
   router.mount(api.changePassword, async ({ body }, c) => {
     await sessions.changePassword({
@@ -51,7 +106,7 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
       user: c.var.user,
       // The session middleware let this request in: its cookie is there.
       currentSessionId: readSessionCookie(c, secure) as string,
-      clientAddress: clientAddress(c, ctx.config.http),
+      clientAddress: address(c),
     });
     return undefined;
   });

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { Member, Role, User } from '@svc/contract';
+import type { EmailVerificationMode, Member, Role, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
-import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AccountRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
+import type { MailService } from '../mail/mail.service.js';
+import { accountAuditor } from './account-audit.js';
 import { toMember, toMembership, toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
+import { deleteEmailLinks } from './email-links.repo.js';
+import type { EmailLinksService } from './email-links.service.js';
 import { type Actor, MANAGERS, type Membership } from './membership.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword } from './passwords.js';
 import { takeAttempt } from './rate-limits.repo.js';
 import type { SessionsService } from './sessions.service.js';
-import { signUpCounter } from './sign-in-limits.js';
+import { mailCounters, signUpCounter } from './sign-in-limits.js';
 import { firstFreeSlug, personalSlugBase } from './slugs.js';
 
 export interface AccountsDeps {
@@ -19,6 +22,10 @@ export interface AccountsDeps {
   readonly clock: Clock;
   readonly membership: Membership;
   readonly sessions: SessionsService;
+  readonly emailLinks: EmailLinksService;
+  readonly mail: MailService;
+  /** `EMAIL_VERIFICATION`: whether machines and publishing wait for a verified address. */
+  readonly emailVerification: EmailVerificationMode;
   readonly passwordCost?: Argon2Cost;
 }
 
@@ -28,21 +35,13 @@ export function createAccountsService({
   clock,
   membership,
   sessions,
+  emailLinks,
+  mail,
+  emailVerification,
   passwordCost = ARGON2_DEFAULTS,
 }: AccountsDeps) {
   const { db } = database;
-  const { requireMember } = membership;
-
-  async function requireOrganization(
-    executor: Executor,
-    actor: Actor,
-    accountId: string,
-    roles?: readonly Role[],
-  ) {
-    const found = await requireMember(executor, actor, accountId, roles);
-    if (found.account.kind !== 'organization') throw new AppError('not_found');
-    return found;
-  }
+  const { requireMember, requireOrganization } = membership;
 
   /** Refuses to take away the account's only owner (the owner rows stay locked till commit). */
   async function keepAnOwner(tx: Executor, accountId: string) {
@@ -51,32 +50,14 @@ export function createAccountsService({
   }
 
   /** An audit event of a change to the account's members or subscription. */
-  const audit = (
-    tx: Executor,
-    actor: Actor,
-    accountId: string,
-    action: string,
-    resourceId: string,
-    data: Record<string, unknown>,
-  ) =>
-    recordAuditEvent(
-      tx,
-      {
-        accountId,
-        actorUserId: actor === 'operator' ? null : actor.userId,
-        action,
-        resourceKind: action.split('.')[0] as string,
-        resourceId,
-        data,
-      },
-      clock.now(),
-    );
+  const audit = accountAuditor(clock);
 
   /** The user, their personal account and their owner membership, in the caller's transaction. */
   async function insertUserWithAccount(
     tx: Executor,
     input: { email: string; name: string },
     passwordHash: string,
+    emailVerifiedAt: Date | null,
   ) {
     if (await repo.findUserByEmail(tx, input.email)) throw new AppError('email_taken');
     const now = clock.now();
@@ -86,6 +67,7 @@ export function createAccountsService({
         email: input.email,
         name: input.name,
         passwordHash,
+        emailVerifiedAt,
         createdAt: now,
       })
       .catch(rethrowUnique('email_taken'));
@@ -128,15 +110,31 @@ export function createAccountsService({
       if (await repo.findUserByEmail(db, input.email)) throw new AppError('email_taken');
       const passwordHash = await hashPassword(input.password, passwordCost);
       return database.transaction(async (tx) => {
-        const created = await insertUserWithAccount(tx, input, passwordHash);
+        const created = await insertUserWithAccount(tx, input, passwordHash, null);
+        await emailLinks.sendVerification(tx, created.user);
         return { ...created, session: await sessions.open(tx, created.user.id, input) };
       });
     },
 
-    /** Sign-up without a session, for the operator. */
+    /** Sign-up without a session, for the operator, who vouches for the address. */
     async createUser(input: { email: string; password: string; name: string }) {
       const passwordHash = await hashPassword(input.password, passwordCost);
-      return database.transaction((tx) => insertUserWithAccount(tx, input, passwordHash));
+      return database.transaction((tx) =>
+        insertUserWithAccount(tx, input, passwordHash, clock.now()),
+      );
+    },
+
+    /**
+     * Refuses what an unverified user may not do while `EMAIL_VERIFICATION=required`: creating
+     * machines and publishing (403 `email_unverified`; the dashboard offers to send the link
+     * again).
+     */
+    requireVerifiedEmail(user: User) {
+      if (emailVerification === 'required' && !user.emailVerified) {
+        throw new AppError('email_unverified', {
+          message: `Verify your e-mail address first: open the link sent to ${user.email}, or ask for a new one`,
+        });
+      }
     },
 
     /** An account by id or slug, for the operator. */
@@ -156,7 +154,11 @@ export function createAccountsService({
 
     async getMe(user: User) {
       const rows = await repo.listMemberships(db, user.id);
-      return { user, accounts: rows.map((row) => toMembership(row, row.role)) };
+      return {
+        user,
+        accounts: rows.map((row) => toMembership(row, row.role)),
+        emailVerification,
+      };
     },
 
     /** A new organization owned by `ownerUserId` (the caller, or a user the operator names). */
@@ -208,8 +210,75 @@ export function createAccountsService({
       });
     },
 
-    async setName(userId: string, name: string): Promise<User> {
-      return toUser(await repo.setUserName(db, userId, name));
+    /**
+     * A new name and/or e-mail. A new address is unverified until its link (sent to it) is
+     * opened, and the old address is told of the change.
+     */
+    async updateMe(
+      user: User,
+      change: { name?: string | undefined; email?: string | undefined },
+      clientAddress: string,
+    ): Promise<User> {
+      const newEmail = change.email !== undefined && change.email !== user.email;
+      if (newEmail) {
+        const counters = mailCounters('verify', {
+          email: change.email as string,
+          userId: user.id,
+          clientAddress,
+        });
+        await database.transaction((tx) => takeAttempt(tx, counters, clock.now()));
+      }
+      return database.transaction(async (tx) => {
+        let row =
+          change.name !== undefined ? await repo.setUserName(tx, user.id, change.name) : undefined;
+        if (newEmail) {
+          const email = change.email as string;
+          if (await repo.findUserByEmail(tx, email)) throw new AppError('email_taken');
+          row = await repo.setUserEmail(tx, user.id, email).catch(rethrowUnique('email_taken'));
+          if (!row) throw new AppError('not_found');
+          await deleteEmailLinks(tx, user.id, 'verify_email');
+          await emailLinks.sendVerification(tx, row);
+          await mail.enqueue(tx, {
+            template: 'emailChanged',
+            to: user.email,
+            data: { name: row.name, newEmail: email },
+          });
+        }
+        row ??= await repo.findUserById(tx, user.id);
+        if (!row) throw new AppError('not_found');
+        return toUser(row);
+      });
+    },
+
+    /**
+     * Deletes the user and their personal account. Refused while an organization would be left
+     * without an owner, or the personal account still has machines, app connections or bundles
+     * (each has its own way out, which revokes, stops billing or unpublishes properly).
+     */
+    async deleteMe(user: User): Promise<void> {
+      await database.transaction(async (tx) => {
+        const orgs = await repo.soleOwnedOrganizations(tx, user.id);
+        if (orgs.length > 0) {
+          throw new AppError('invalid_state', {
+            message: `You are the only owner of ${orgs.map((o) => o.name).join(', ')}: make another member an owner first`,
+          });
+        }
+        const personal = await repo.findPersonalAccountId(tx, user.id);
+        if (!personal) throw new AppError('not_found');
+        const held = await repo.accountHoldings(tx, personal);
+        const left = [
+          held.agents && `${held.agents} Agent(s)`,
+          held.plainVms && `${held.plainVms} Plain VM(s)`,
+          held.appConnections && `${held.appConnections} app connection(s)`,
+          held.bundles && `${held.bundles} bundle(s)`,
+        ].filter(Boolean);
+        if (left.length > 0) {
+          throw new AppError('invalid_state', {
+            message: `Your account still has ${left.join(', ')}: destroy, disconnect or delete them first`,
+          });
+        }
+        await repo.deleteUserAndPersonalAccount(tx, user.id, personal);
+      });
     },
 
     async removeMember(actor: Actor, input: { accountId: string; userId: string }) {

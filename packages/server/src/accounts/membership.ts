@@ -37,6 +37,18 @@ export function createMembership() {
   return {
     requireMember,
 
+    /** As `requireMember`, for an organization: a personal account is `not_found` here. */
+    async requireOrganization(
+      executor: Executor,
+      actor: Actor,
+      accountId: string,
+      roles?: readonly Role[],
+    ) {
+      const found = await requireMember(executor, actor, accountId, roles);
+      if (found.account.kind !== 'organization') throw new AppError('not_found');
+      return found;
+    },
+
     /**
      * `owner` or `admin` of the account (a plain member → `forbidden`). Besides billing and
      * members, they alone may take a machine out of the account (transfer, clone elsewhere):

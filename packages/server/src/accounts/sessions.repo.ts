@@ -17,7 +17,15 @@ export const findSessionUser = (db: Executor, idHash: string, now: Date) =>
   db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.userId')
-    .select(['u.id', 'u.email', 'u.name', 'u.createdAt', 's.expiresAt', 's.lastSeenAt'])
+    .select([
+      'u.id',
+      'u.email',
+      'u.name',
+      'u.createdAt',
+      'u.emailVerifiedAt',
+      's.expiresAt',
+      's.lastSeenAt',
+    ])
     .where('s.idHash', '=', idHash)
     .where('s.expiresAt', '>', now)
     .executeTakeFirst();
@@ -58,6 +66,10 @@ export const deleteOtherSessions = (db: Executor, userId: string, keepIdHash: st
     .where('userId', '=', userId)
     .where('idHash', '!=', keepIdHash)
     .execute();
+
+/** Ends every session of the user (a password reset). */
+export const deleteUserSessions = (db: Executor, userId: string) =>
+  db.deleteFrom('sessions').where('userId', '=', userId).execute();
 
 export const deleteSession = (db: Executor, idHash: string) =>
   db.deleteFrom('sessions').where('idHash', '=', idHash).execute();

@@ -56,6 +56,11 @@ export function createSessionsService({
   return {
     open,
 
+    /** Ends every session of the user, in the caller's transaction. */
+    endAll: async (tx: Executor, userId: string) => {
+      await sessionsRepo.deleteUserSessions(tx, userId);
+    },
+
     async signIn(input: {
       email: string;
       password: string;

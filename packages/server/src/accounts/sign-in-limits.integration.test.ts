@@ -98,6 +98,8 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
     const [sweep] = accountsJobs({
       database: t.ctx.database,
       clock: t.clock,
+      emailLinks: t.ctx.emailLinks,
+      invitations: t.ctx.invitations,
       log: createLogger({ logLevel: 'silent' }),
     });
     const before = await keys();

@@ -22,9 +22,26 @@ export const SIGN_UP_LIMITS = {
   perAddress: { free: 10, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 24 * HOUR },
 } as const satisfies Record<string, BackoffPolicy>;
 
+/**
+ * Mail the service sends on request (password resets, verification links, invitations), per
+ * address it goes to, per account that asks and per client address: a few free, then a minute
+ * doubling to an hour, so nobody's inbox can be flooded through the service.
+ */
+export const MAIL_LIMITS = {
+  perRecipient: { free: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
+  perAccount: { free: 5, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
+  perAddress: { free: 20, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
+  /** Invitations an organization sends. */
+  perOrganization: { free: 50, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 24 * HOUR },
+} as const satisfies Record<string, BackoffPolicy>;
+
 /** Every counter here is forgotten after this long without an attempt. */
 export const LONGEST_FORGET_MS = Math.max(
-  ...[...Object.values(SIGN_IN_LIMITS), ...Object.values(SIGN_UP_LIMITS)].map((p) => p.forgetMs),
+  ...[
+    ...Object.values(SIGN_IN_LIMITS),
+    ...Object.values(SIGN_UP_LIMITS),
+    ...Object.values(MAIL_LIMITS),
+  ].map((p) => p.forgetMs),
 );
 
 // Keys are hashed so the table holds neither e-mail nor IP addresses.
@@ -45,3 +62,21 @@ export const signUpCounter = (address: string): RateCounter => ({
   key: key('sign-up:address', address),
   policy: SIGN_UP_LIMITS.perAddress,
 });
+
+/**
+ * The counters one requested message is charged to: its recipient (`purpose` apart, so resets
+ * do not use up verifications), the account asking (if signed in) and the client address.
+ */
+export const mailCounters = (
+  purpose: 'reset' | 'verify' | 'invite',
+  to: { email: string; userId?: string; organizationId?: string; clientAddress: string },
+): RateCounter[] => [
+  { key: key(`mail-${purpose}:recipient`, to.email), policy: MAIL_LIMITS.perRecipient },
+  { key: key('mail:address', to.clientAddress), policy: MAIL_LIMITS.perAddress },
+  ...(to.userId
+    ? [{ key: key(`mail-${purpose}:account`, to.userId), policy: MAIL_LIMITS.perAccount }]
+    : []),
+  ...(to.organizationId
+    ? [{ key: key('mail-invite:org', to.organizationId), policy: MAIL_LIMITS.perOrganization }]
+    : []),
+];

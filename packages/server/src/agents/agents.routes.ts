@@ -6,7 +6,13 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   const { agents } = ctx;
 
   router.mount(api.getSelfAgent, async (_, c) => agents.getSelf(c.var.agent));
-  router.mount(api.createAgent, async ({ body }, c) => agents.create(c.var.user.id, body));
+  // Creating a machine (adoption and clones included) waits for a verified e-mail where the
+  // operator requires one.
+  const { requireVerifiedEmail } = ctx.accounts;
+  router.mount(api.createAgent, async ({ body }, c) => {
+    requireVerifiedEmail(c.var.user);
+    return agents.create(c.var.user.id, body);
+  });
   router.mount(api.listAgents, async ({ query }, c) => agents.list(c.var.user.id, query.accountId));
   router.mount(api.getAgent, async ({ params }, c) => agents.get(c.var.user.id, params.id));
   router.mount(api.startAgent, async ({ params }, c) =>
@@ -18,9 +24,10 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   router.mount(api.restartAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'restart'),
   );
-  router.mount(api.cloneAgent, async ({ params, body }, c) =>
-    agents.clone(c.var.user.id, params.id, body),
-  );
+  router.mount(api.cloneAgent, async ({ params, body }, c) => {
+    requireVerifiedEmail(c.var.user);
+    return agents.clone(c.var.user.id, params.id, body);
+  });
   router.mount(api.transferAgent, async ({ params, body }, c) =>
     agents.transfer(c.var.user.id, params.id, body.targetAccountId),
   );

@@ -208,6 +208,7 @@ describe('loadConfig', () => {
     const outbox = loadConfig({ DATA_DIR: '/srv/svc', PUBLIC_URL: 'https://svc.example' });
     expect(outbox.config.mail).toEqual({
       from: 'svc <noreply@svc.example>',
+      emailVerification: 'optional',
       transport: { kind: 'outbox', dir: '/srv/svc/outbox' },
     });
     expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).config.mail.from).toBe(
@@ -219,10 +220,25 @@ describe('loadConfig', () => {
     });
     expect(smtp.config.mail).toEqual({
       from: 'Acme Ops <ops@acme.example>',
+      emailVerification: 'optional',
       transport: { kind: 'smtp', url: 'smtp://mailer@mail.example:587?tls.servername=mx.example' },
     });
     expect(smtp.secrets.smtpPassword).toBe('p%40ss-word');
     expect(JSON.stringify(smtp.config)).not.toContain('ss-word');
+  });
+
+  it('requires a verified e-mail by default in production only, and as EMAIL_VERIFICATION says', () => {
+    const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
+    const production = { NODE_ENV: 'production', COMPUTE_DRIVER: 'incus', ...keys } as const;
+    expect(loadConfig(production).config.mail.emailVerification).toBe('required');
+    expect(loadConfig({}).config.mail.emailVerification).toBe('optional');
+    expect(
+      loadConfig({ ...production, EMAIL_VERIFICATION: 'optional' }).config.mail.emailVerification,
+    ).toBe('optional');
+    expect(loadConfig({ EMAIL_VERIFICATION: 'required' }).config.mail.emailVerification).toBe(
+      'required',
+    );
+    expect(() => loadConfig({ EMAIL_VERIFICATION: 'sometimes' })).toThrow(/EMAIL_VERIFICATION/);
   });
 
   it('refuses an SMTP_URL of another scheme and a MAIL_FROM that is not one mailbox', () => {

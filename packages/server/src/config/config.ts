@@ -74,6 +74,8 @@ export interface BundleLimits {
  */
 export interface MailConfig {
   readonly from: string;
+  /** `required`: machines and publishing wait for a verified e-mail (`EMAIL_VERIFICATION`). */
+  readonly emailVerification: 'required' | 'optional';
   readonly transport:
     | { readonly kind: 'smtp'; readonly url: string }
     | { readonly kind: 'outbox'; readonly dir: string };
@@ -269,6 +271,8 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     bundles: { maxFileBytes: env.BUNDLE_MAX_FILE_BYTES, maxTotalBytes: env.BUNDLE_MAX_TOTAL_BYTES },
     mail: {
       from: env.MAIL_FROM ?? defaultMailFrom(publicUrl),
+      emailVerification:
+        env.EMAIL_VERIFICATION ?? (env.NODE_ENV === 'production' ? 'required' : 'optional'),
       transport: smtp
         ? { kind: 'smtp', url: smtp.url }
         : { kind: 'outbox', dir: path.join(dataDir, 'outbox') },

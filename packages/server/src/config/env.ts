@@ -105,6 +105,11 @@ export const EnvSchema = z.object({
   MAIL_FROM: optional.pipe(
     z.string().refine(isMailbox, 'one mailbox, such as "svc <noreply@example.com>"').optional(),
   ),
+  /**
+   * `required`: unverified users may sign in and look around, but not create machines or
+   * publish. Unset: `required` when NODE_ENV=production, else `optional` (a reminder only).
+   */
+  EMAIL_VERIFICATION: optional.pipe(z.enum(['required', 'optional']).optional()),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
   /** A job whose process fell silent this long (killed) is retried by another (seconds). */
   JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),

@@ -32,8 +32,45 @@ export interface UsersTable {
   email: string;
   name: string;
   passwordHash: string;
+  /** When `email` was last proven to reach the user; null until then. */
+  emailVerifiedAt: Date | null;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
+}
+
+/** A link sent by e-mail (verification, password reset): the hash of its secret, single use. */
+export interface EmailLinksTable {
+  tokenHash: string;
+  purpose: 'verify_email' | 'reset_password';
+  userId: string;
+  email: string;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+/** A pending invitation to an organization; accepted and revoked ones are deleted. */
+export interface InvitationsTable {
+  id: string;
+  accountId: string;
+  email: string;
+  role: 'owner' | 'admin' | 'member';
+  tokenHash: string;
+  invitedBy: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** A personal access token: `tokenHash` is the SHA-256 of `svcp_…`. */
+export interface ApiTokensTable {
+  id: string;
+  userId: string;
+  name: string;
+  scope: 'read' | 'write';
+  tokenHash: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
 }
 
 export interface AccountsTable {
@@ -298,6 +335,9 @@ export interface DB {
   accounts: AccountsTable;
   accountMembers: AccountMembersTable;
   sessions: SessionsTable;
+  emailLinks: EmailLinksTable;
+  invitations: InvitationsTable;
+  apiTokens: ApiTokensTable;
   rateLimits: RateLimitsTable;
   agents: AgentsTable;
   usagePeriods: UsagePeriodsTable;

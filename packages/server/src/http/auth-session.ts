@@ -1,19 +1,60 @@
+import { API_TOKEN_PREFIX, type ApiTokenScope } from '@svc/contract';
 import type { MiddlewareHandler } from 'hono';
 import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
+import { bearerToken } from './auth-agent.js';
 import { readSessionCookie } from './session-cookie.js';
+
+type User = AppEnv['Variables']['user'];
 
 /** Whatever resolves a session cookie to its user (the sessions service). */
 export interface SessionAuthenticator {
-  authenticate(sessionId: string): Promise<AppEnv['Variables']['user'] | undefined>;
+  authenticate(sessionId: string): Promise<User | undefined>;
 }
 
-/** Requires a valid session cookie and publishes its user as `c.var.user`; else 401. */
-export function sessionAuth(
-  sessions: SessionAuthenticator,
-  secureCookies: boolean,
-): MiddlewareHandler<AppEnv> {
+/** Whatever resolves a personal access token to its user and scope (the API tokens service). */
+export interface TokenAuthenticator {
+  authenticate(token: string): Promise<{ user: User; scope: ApiTokenScope } | undefined>;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/** Whether the request carries a personal access token (rather than an Agent's). */
+export const hasUserToken = (token: string | undefined) =>
+  token?.startsWith(API_TOKEN_PREFIX) === true;
+
+/**
+ * Requires a signed-in user and publishes them as `c.var.user`; else 401. A session cookie
+ * always counts; with `tokens`, so does `Authorization: Bearer svcp_…` (a `read` token on GET
+ * and HEAD only, else 403 `insufficient_scope`). A bearer token that is not a live personal
+ * access token is 401, whatever cookie comes with it.
+ */
+export function userAuth(options: {
+  sessions: SessionAuthenticator;
+  tokens?: TokenAuthenticator;
+  secureCookies: boolean;
+}): MiddlewareHandler<AppEnv> {
+  const { sessions, tokens, secureCookies } = options;
   return async (c, next) => {
+    const token = bearerToken(c);
+    if (token !== undefined) {
+      if (!tokens || !hasUserToken(token)) {
+        throw new AppError('unauthorized', {
+          message: tokens
+            ? 'Send a personal access token (svcp_…) or sign in'
+            : 'This endpoint takes a signed-in browser session only, not a token',
+        });
+      }
+      const found = await tokens.authenticate(token);
+      if (!found) throw new AppError('unauthorized');
+      if (found.scope !== 'write' && !READ_METHODS.has(c.req.method)) {
+        throw new AppError('insufficient_scope', {
+          message: 'This token has the read scope: it may only read (GET)',
+        });
+      }
+      c.set('user', found.user);
+      return next();
+    }
     const sessionId = readSessionCookie(c, secureCookies);
     const user = sessionId ? await sessions.authenticate(sessionId) : undefined;
     if (!user) throw new AppError('unauthorized');

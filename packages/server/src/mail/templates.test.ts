@@ -56,4 +56,42 @@ describe('mail templates', () => {
       }),
     ).toEqual(['data.subject', 'data.action.url']);
   });
+
+  it('render the account messages with their link in both bodies, names escaped in HTML', () => {
+    const url = 'https://svc.example/dashboard/reset-password?token=abc&x=1';
+    for (const template of ['verifyEmail', 'passwordReset'] as const) {
+      const mail = renderMail(
+        MailMessageSchema.parse({ template, to: 'a@example.com', data: { name: 'Ada <3', url } }),
+        site,
+      );
+      expect(mail.text).toContain(`\n${url}\n`);
+      expect(mail.html).toContain(
+        'href="https://svc.example/dashboard/reset-password?token=abc&#38;x=1"',
+      );
+      expect(mail.html).toContain('Ada &#60;3');
+    }
+    const invite = renderMail(
+      MailMessageSchema.parse({
+        template: 'invitation',
+        to: 'b@example.com',
+        data: { inviterName: 'Ada', organizationName: 'Acme', role: 'admin', url },
+      }),
+      site,
+    );
+    expect(invite.subject).toBe('Ada invited you to Acme');
+    expect(invite.text).toContain('join Acme as an admin');
+    const refused = MailMessageSchema.safeParse({
+      template: 'invitation',
+      to: 'b@example.com',
+      data: {
+        inviterName: 'Ada\nBcc: x@example.com',
+        organizationName: 'Acme',
+        role: 'owner',
+        url,
+      },
+    });
+    expect(refused.error?.issues.map((issue) => issue.path.join('.'))).toEqual([
+      'data.inviterName',
+    ]);
+  });
 });

@@ -1,6 +1,7 @@
 import { Email } from '@svc/contract';
 import { z } from 'zod';
 import { frame, type MailSite, type MailTemplate } from './template.js';
+import { emailChanged, invitation, passwordReset, verifyEmail } from './templates/account-mail.js';
 import { notice } from './templates/notice.js';
 
 /**
@@ -8,7 +9,13 @@ import { notice } from './templates/notice.js';
  * `defineTemplate` (data schema, plain-text and HTML bodies through `html`, which escapes), an
  * entry here, and a test that renders it; features then `mail.enqueue(tx, {template, to, data})`.
  */
-export const MAIL_TEMPLATES = { notice } satisfies Record<string, MailTemplate>;
+export const MAIL_TEMPLATES = {
+  notice,
+  verifyEmail,
+  passwordReset,
+  invitation,
+  emailChanged,
+} satisfies Record<string, MailTemplate>;
 
 export type TemplateName = keyof typeof MAIL_TEMPLATES;
 

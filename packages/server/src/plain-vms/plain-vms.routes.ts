@@ -9,7 +9,11 @@ export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
 
   // Before `/api/plain-vms/{id}`, which would take `images` for an id.
   router.mount(api.listOsImages, async () => OS_IMAGES.map((image) => ({ ...image })));
-  router.mount(api.createPlainVm, async ({ body }, c) => plainVms.create(user(c), body));
+  router.mount(api.createPlainVm, async ({ body }, c) => {
+    // Creating a machine waits for a verified e-mail where the operator requires one.
+    ctx.accounts.requireVerifiedEmail(c.var.user);
+    return plainVms.create(user(c), body);
+  });
   router.mount(api.listPlainVms, async ({ query }, c) => plainVms.list(user(c), query.accountId));
   router.mount(api.getPlainVm, async ({ params }, c) => plainVms.get(user(c), params.id));
   router.mount(api.startPlainVm, async ({ params }, c) =>

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { AccountMembership, Email, Role } from './accounts.js';
+import { Id, Timestamp } from './common.js';
+import { LinkToken } from './email-links.js';
+import { defineEndpoint } from './endpoint.js';
+
+/** A pending invitation to join an organization (the link's secret is never shown). */
+export const Invitation = z.object({
+  id: Id,
+  accountId: Id,
+  email: z.string(),
+  role: Role,
+  /** Who sent it; null once that user is gone. */
+  invitedBy: z.object({ userId: Id, email: z.string(), name: z.string() }).nullable(),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+});
+export type Invitation = z.infer<typeof Invitation>;
+
+const OrgParams = z.object({ id: Id });
+
+export const createInvitation = defineEndpoint({
+  id: 'createInvitation',
+  method: 'POST',
+  path: '/api/orgs/{id}/invitations',
+  auth: 'session',
+  tag: 'accounts',
+  summary:
+    'Invite someone by e-mail with a role (owners and admins; only owners invite owners); the link expires after 7 days.',
+  params: OrgParams,
+  body: z.object({ email: Email, role: Role }),
+  response: { status: 201, body: Invitation },
+  errors: ['already_member', 'rate_limited'],
+});
+
+export const listInvitations = defineEndpoint({
+  id: 'listInvitations',
+  method: 'GET',
+  path: '/api/orgs/{id}/invitations',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "The organization's pending invitations, newest first (owners and admins).",
+  params: OrgParams,
+  response: { status: 200, body: z.object({ invitations: z.array(Invitation) }) },
+  errors: [],
+});
+
+export const revokeInvitation = defineEndpoint({
+  id: 'revokeInvitation',
+  method: 'DELETE',
+  path: '/api/orgs/{id}/invitations/{invitationId}',
+  auth: 'session',
+  tag: 'accounts',
+  summary: 'Revoke a pending invitation: its link stops working (owners and admins).',
+  params: z.object({ id: Id, invitationId: Id }),
+  response: { status: 204 },
+  errors: [],
+});
+
+export const acceptInvitation = defineEndpoint({
+  id: 'acceptInvitation',
+  method: 'POST',
+  path: '/api/invitations/accept',
+  auth: 'session',
+  tag: 'accounts',
+  summary: "Join the invitation's organization with its role, as the signed-in user (single use).",
+  body: z.object({ token: LinkToken }),
+  response: { status: 200, body: AccountMembership },
+  errors: ['invalid_link', 'already_member'],
+});
+
+export const invitationEndpoints = [
+  createInvitation,
+  listInvitations,
+  revokeInvitation,
+  acceptInvitation,
+] as const;

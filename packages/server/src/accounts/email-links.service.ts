@@ -1,0 +1,154 @@
+import type { User } from '@svc/contract';
+import type { Clock } from '../adapters/clock.js';
+import type { Database, Executor } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { MailService } from '../mail/mail.service.js';
+import { toUser } from './account-views.js';
+import * as repo from './accounts.repo.js';
+import * as links from './email-links.repo.js';
+import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword } from './passwords.js';
+import { takeAttempt } from './rate-limits.repo.js';
+import { hashSecret, newSecret } from './sessions.js';
+import type { SessionOrigin, SessionsService } from './sessions.service.js';
+import { mailCounters } from './sign-in-limits.js';
+
+const HOUR = 60 * 60_000;
+/** How long each kind of link works (the issue's rule: 24 h to verify, 1 h to reset). */
+export const LINK_TTL_MS = { verify_email: 24 * HOUR, reset_password: HOUR } as const;
+
+export interface EmailLinksDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly mail: MailService;
+  readonly sessions: SessionsService;
+  /** `PUBLIC_URL`: links point at its dashboard pages. */
+  readonly publicUrl: string;
+  readonly passwordCost?: Argon2Cost;
+}
+
+const invalidLink = (what: string) =>
+  new AppError('invalid_link', {
+    message: `This ${what} link is not valid: it was used already, it expired, or it was not copied whole. Ask for a new one.`,
+  });
+
+/**
+ * Links sent by e-mail that prove a person reads a mailbox: verifying the address (24 h) and
+ * resetting a forgotten password (1 h). Each is a 256-bit secret in the link, stored hashed and
+ * used once.
+ */
+export function createEmailLinksService({
+  database,
+  clock,
+  mail,
+  sessions,
+  publicUrl,
+  passwordCost = ARGON2_DEFAULTS,
+}: EmailLinksDeps) {
+  const { db } = database;
+
+  /** A new link of `purpose` for the user's current address, in the caller's transaction. */
+  async function issue(
+    tx: Executor,
+    user: { id: string; email: string },
+    purpose: keyof typeof LINK_TTL_MS,
+    page: string,
+  ) {
+    const token = newSecret();
+    const now = clock.now();
+    await links.insertEmailLink(tx, {
+      tokenHash: hashSecret(token),
+      purpose,
+      userId: user.id,
+      email: user.email,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + LINK_TTL_MS[purpose]),
+    });
+    return `${publicUrl}/dashboard/${page}?token=${token}`;
+  }
+
+  /** Queues the verification mail for the user's address, in the caller's transaction. */
+  async function sendVerification(tx: Executor, user: { id: string; email: string; name: string }) {
+    const url = await issue(tx, user, 'verify_email', 'verify-email');
+    await mail.enqueue(tx, {
+      template: 'verifyEmail',
+      to: user.email,
+      data: { name: user.name, url },
+    });
+  }
+
+  return {
+    sendVerification,
+
+    async verifyEmail(token: string): Promise<{ email: string }> {
+      return database.transaction(async (tx) => {
+        const now = clock.now();
+        const user = await links.consumeEmailLink(tx, hashSecret(token), 'verify_email', now);
+        if (!user) throw invalidLink('verification');
+        if (!user.emailVerifiedAt) await repo.setEmailVerified(tx, user.id, now);
+        return { email: user.email };
+      });
+    },
+
+    /** Another verification link for the signed-in user (rate-limited per address and account). */
+    async resendVerification(user: User, clientAddress: string): Promise<void> {
+      if (user.emailVerified) {
+        throw new AppError('invalid_state', { message: 'Your e-mail address is verified already' });
+      }
+      const counters = mailCounters('verify', {
+        email: user.email,
+        userId: user.id,
+        clientAddress,
+      });
+      await database.transaction((tx) => takeAttempt(tx, counters, clock.now()));
+      await database.transaction((tx) => sendVerification(tx, user));
+    },
+
+    /**
+     * A reset link to the address if a user has it. The answer is the same either way (and the
+     * rate limit counts the address whether or not it has an account), so nobody learns who
+     * has one.
+     */
+    async requestPasswordReset(email: string, clientAddress: string): Promise<void> {
+      const counters = mailCounters('reset', { email, clientAddress });
+      await database.transaction((tx) => takeAttempt(tx, counters, clock.now()));
+      await database.transaction(async (tx) => {
+        const user = await repo.findUserByEmail(tx, email);
+        if (!user) return;
+        const url = await issue(tx, user, 'reset_password', 'reset-password');
+        await mail.enqueue(tx, {
+          template: 'passwordReset',
+          to: user.email,
+          data: { name: user.name, url },
+        });
+      });
+    },
+
+    /**
+     * Sets the new password: every session of the user ends, other reset links stop working,
+     * the address counts as verified (the link reached it), and this browser is signed in.
+     */
+    async confirmPasswordReset(input: { token: string; password: string } & SessionOrigin) {
+      const passwordHash = await hashPassword(input.password, passwordCost);
+      return database.transaction(async (tx) => {
+        const now = clock.now();
+        const found = await links.consumeEmailLink(
+          tx,
+          hashSecret(input.token),
+          'reset_password',
+          now,
+        );
+        if (!found) throw invalidLink('password reset');
+        await repo.setPasswordHash(tx, found.id, passwordHash);
+        await links.deleteEmailLinks(tx, found.id, 'reset_password');
+        await sessions.endAll(tx, found.id);
+        const user = found.emailVerifiedAt ? found : await repo.setEmailVerified(tx, found.id, now);
+        return { user: toUser(user), session: await sessions.open(tx, found.id, input) };
+      });
+    },
+
+    /** Drops links past their expiry (the hourly sweep). */
+    sweep: (before: Date) => links.deleteEmailLinksBefore(db, before),
+  };
+}
+
+export type EmailLinksService = ReturnType<typeof createEmailLinksService>;
