@@ -1,0 +1,343 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSmtpServer, type TestSmtpServer } from '../../test/smtp-server.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
+
+const PASSWORD = 'correct horse battery';
+const HOUR = 3_600_000;
+
+/**
+ * Verification, password reset and invitations end to end: the service's mail job delivers to a
+ * real SMTP server in this process, and each test follows the link that arrived.
+ */
+describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
+  let smtp: TestSmtpServer;
+  let t: TestContext;
+
+  beforeAll(async () => {
+    smtp = await startTestSmtpServer();
+    t = await createTestContext(kind, {
+      env: { SMTP_URL: smtp.url, EMAIL_VERIFICATION: 'required' },
+      overrides: { immediateJobRetries: true },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+  });
+
+  let counter = 0;
+  const newAddress = (name: string) => `${name}-${++counter}-${Date.now()}@example.com`;
+
+  /** The newest message to `to` whose subject matches, once it has arrived. */
+  const mailTo = (to: string, subject: RegExp) =>
+    waitFor(
+      () =>
+        smtp.received.findLast(
+          (mail) => mail.envelope.to.includes(to) && subject.test(mail.parsed.subject ?? ''),
+        ),
+      15_000,
+      `a message "${subject}" to ${to}`,
+    );
+
+  /** The token of the dashboard link `page` in the newest such message to `to`. */
+  async function linkToken(to: string, subject: RegExp, page: string) {
+    const mail = await mailTo(to, subject);
+    const base = t.ctx.config.http.publicUrl;
+    const match = new RegExp(`${base}/dashboard/${page}\\?token=([A-Za-z0-9_-]+)`).exec(
+      mail.parsed.text ?? '',
+    );
+    if (!match?.[1]) throw new Error(`no ${page} link in: ${mail.parsed.text}`);
+    // The HTML part carries the same link.
+    expect(mail.parsed.html).toContain(`${base}/dashboard/${page}?token=${match[1]}`);
+    return match[1];
+  }
+
+  const signUp = async (client: TestClient, email: string) =>
+    (await signUpUser(client, { email, name: 'Ada Lovelace' })).user;
+
+  const me = async (client: TestClient) => (await client.get('/api/me')).body;
+
+  const createAgent = (client: TestClient) =>
+    client.post('/api/agents', {
+      name: 'Verified only',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+    });
+
+  describe('verification', () => {
+    it('sign-up mails a link that verifies the address once; until then machines are refused', async () => {
+      const client = t.newClient();
+      const email = newAddress('verify');
+      await signUp(client, email);
+      expect((await me(client)).user.emailVerified).toBe(false);
+      expect((await me(client)).emailVerification).toBe('required');
+      const refused = await createAgent(client);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('email_unverified');
+      expect(refused.body.detail).toContain(email);
+
+      const token = await linkToken(email, /^Verify your e-mail/, 'verify-email');
+      // Anyone holding the link may open it: the page need not be signed in.
+      const verified = await t.newClient().post('/api/auth/verify-email', { token });
+      expect(verified.status).toBe(200);
+      expect(verified.body).toEqual({ email });
+      expect((await me(client)).user.emailVerified).toBe(true);
+      expect((await createAgent(client)).status).toBe(201);
+
+      const again = await t.newClient().post('/api/auth/verify-email', { token });
+      expect(again.status).toBe(400);
+      expect(again.body.error).toBe('invalid_link');
+      const resend = await client.post('/api/auth/verify-email/resend');
+      expect(resend.status).toBe(409);
+    });
+
+    it('a link works for 24 hours; resending mails a new one, rate-limited per account', async () => {
+      const client = t.newClient();
+      const email = newAddress('late');
+      await signUp(client, email);
+      const first = await linkToken(email, /^Verify/, 'verify-email');
+      t.clock.advance(24 * HOUR + 1000);
+      const expired = await t.newClient().post('/api/auth/verify-email', { token: first });
+      expect(expired.body.error).toBe('invalid_link');
+      expect((await me(client)).user.emailVerified).toBe(false);
+
+      const sent = smtp.received.length;
+      expect((await client.post('/api/auth/verify-email/resend')).status).toBe(202);
+      await waitFor(() => smtp.received.length > sent || undefined, 15_000, 'the resent link');
+      const second = await linkToken(email, /^Verify/, 'verify-email');
+      expect(second).not.toBe(first);
+      // A tampered token (one character changed) is refused like an unknown one.
+      const tampered = `${second.slice(0, -1)}${second.endsWith('A') ? 'B' : 'A'}`;
+      expect((await t.newClient().post('/api/auth/verify-email', { token: tampered })).status).toBe(
+        400,
+      );
+      expect((await t.newClient().post('/api/auth/verify-email', { token: second })).status).toBe(
+        200,
+      );
+
+      // Nobody can flood an inbox through "send again".
+      const spammer = t.newClient();
+      await signUp(spammer, newAddress('flood'));
+      const answers: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        answers.push((await spammer.post('/api/auth/verify-email/resend')).status);
+      }
+      expect(answers).toContain(429);
+      expect(answers.filter((s) => s === 202).length).toBeLessThanOrEqual(5);
+    });
+
+    it('a changed e-mail is verified again: a link to the new address, a notice to the old', async () => {
+      const client = t.newClient();
+      const old = newAddress('old');
+      await signUp(client, old);
+      await t
+        .newClient()
+        .post('/api/auth/verify-email', { token: await linkToken(old, /^Verify/, 'verify-email') });
+      const taken = newAddress('taken');
+      await signUp(t.newClient(), taken);
+      expect((await client.patch('/api/me', { email: taken })).status).toBe(409);
+
+      const fresh = newAddress('new');
+      const changed = await client.patch('/api/me', { email: fresh.toUpperCase() });
+      expect(changed.status).toBe(200);
+      expect(changed.body).toMatchObject({ email: fresh, emailVerified: false });
+      const notice = await mailTo(old, /was changed/);
+      expect(notice.parsed.text).toContain(fresh);
+      const token = await linkToken(fresh, /^Verify/, 'verify-email');
+      expect((await t.newClient().post('/api/auth/verify-email', { token })).status).toBe(200);
+      expect((await me(client)).user).toMatchObject({ email: fresh, emailVerified: true });
+      // The old address no longer signs in; the new one does.
+      const oldSignIn = await t
+        .newClient()
+        .post('/api/auth/sign-in', { email: old, password: PASSWORD });
+      expect(oldSignIn.status).toBe(401);
+      const newSignIn = await t
+        .newClient()
+        .post('/api/auth/sign-in', { email: fresh, password: PASSWORD });
+      expect(newSignIn.status).toBe(200);
+    });
+  });
+
+  describe('password reset', () => {
+    it('answers the same for any address, mails a one-hour link, and ends every session', async () => {
+      const email = newAddress('reset');
+      const laptop = t.newClient();
+      await signUp(laptop, email);
+      const phone = t.newClient();
+      expect((await phone.post('/api/auth/sign-in', { email, password: PASSWORD })).status).toBe(
+        200,
+      );
+
+      const stranger = newAddress('nobody');
+      const unknown = await t.newClient().post('/api/auth/password-reset', { email: stranger });
+      const known = await t.newClient().post('/api/auth/password-reset', { email });
+      expect(unknown.status).toBe(202);
+      expect(known.status).toBe(202);
+      expect(unknown.body).toEqual(known.body);
+      const token = await linkToken(email, /^Reset your password/, 'reset-password');
+      expect(smtp.received.some((mail) => mail.envelope.to.includes(stranger))).toBe(false);
+
+      const browser = t.newClient();
+      const weak = await browser.post('/api/auth/password-reset/confirm', {
+        token,
+        password: 'short',
+      });
+      expect(weak.status).toBe(400);
+      const done = await browser.post('/api/auth/password-reset/confirm', {
+        token,
+        password: 'a brand new passphrase',
+      });
+      expect(done.status).toBe(200);
+      expect(done.body.user).toMatchObject({ email, emailVerified: true });
+      // This browser is signed in; the others were signed out.
+      expect((await browser.get('/api/me')).status).toBe(200);
+      expect((await laptop.get('/api/me')).status).toBe(401);
+      expect((await phone.get('/api/me')).status).toBe(401);
+      const oldPassword = await t
+        .newClient()
+        .post('/api/auth/sign-in', { email, password: PASSWORD });
+      expect(oldPassword.status).toBe(401);
+      const newPassword = await t
+        .newClient()
+        .post('/api/auth/sign-in', { email, password: 'a brand new passphrase' });
+      expect(newPassword.status).toBe(200);
+
+      // Used once: the same link sets nothing again.
+      const reused = await t
+        .newClient()
+        .post('/api/auth/password-reset/confirm', { token, password: 'yet another passphrase' });
+      expect(reused.status).toBe(400);
+      expect(reused.body.error).toBe('invalid_link');
+    });
+
+    it('a link expires after an hour, and requests are rate-limited per address', async () => {
+      const email = newAddress('expiry');
+      await signUp(t.newClient(), email);
+      await t.newClient().post('/api/auth/password-reset', { email });
+      const token = await linkToken(email, /^Reset/, 'reset-password');
+      t.clock.advance(HOUR + 1000);
+      const late = await t
+        .newClient()
+        .post('/api/auth/password-reset/confirm', { token, password: 'a brand new passphrase' });
+      expect(late.status).toBe(400);
+      expect(late.body.error).toBe('invalid_link');
+      const signIn = await t.newClient().post('/api/auth/sign-in', { email, password: PASSWORD });
+      expect(signIn.status).toBe(200);
+
+      // From many client addresses, the recipient's counter still stops the flood.
+      const answers: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        answers.push((await t.newClient().post('/api/auth/password-reset', { email })).status);
+      }
+      expect(answers.slice(0, 2)).toEqual([202, 202]);
+      expect(answers).toContain(429);
+    });
+  });
+
+  describe('invitations', () => {
+    async function newOrganization() {
+      const owner = t.newClient();
+      const ownerEmail = newAddress('owner');
+      await signUp(owner, ownerEmail);
+      const org = await owner.post('/api/orgs', { name: 'Acme Labs', slug: `acme-${++counter}` });
+      expect(org.status).toBe(201);
+      return { owner, ownerEmail, orgId: org.body.id as string, slug: org.body.slug as string };
+    }
+
+    it('a new person signs up and joins with the invited role; the link works once', async () => {
+      const { owner, orgId, slug } = await newOrganization();
+      const email = newAddress('invitee');
+      const invited = await owner.post(`/api/orgs/${orgId}/invitations`, {
+        email,
+        role: 'admin',
+      });
+      expect(invited.status).toBe(201);
+      expect(invited.body).toMatchObject({ accountId: orgId, email, role: 'admin' });
+      expect(JSON.stringify(invited.body)).not.toMatch(/token/i);
+      const listed = await owner.get(`/api/orgs/${orgId}/invitations`);
+      expect(listed.body.invitations.map((i: { id: string }) => i.id)).toEqual([invited.body.id]);
+
+      const mail = await mailTo(email, /invited you to Acme Labs/);
+      expect(mail.parsed.text).toContain('as an admin');
+      const token = await linkToken(email, /invited you/, 'invitation');
+
+      // Accepting needs a signed-in user: the invitee signs up first.
+      const invitee = t.newClient();
+      expect((await invitee.post('/api/invitations/accept', { token })).status).toBe(401);
+      const user = await signUp(invitee, email);
+      const accepted = await invitee.post('/api/invitations/accept', { token });
+      expect(accepted.status).toBe(200);
+      expect(accepted.body).toMatchObject({ id: orgId, slug, role: 'admin' });
+      // The link reached the invited address: it counts as verified.
+      expect((await me(invitee)).user.emailVerified).toBe(true);
+      const members = await owner.get(`/api/orgs/${orgId}/members`);
+      expect(members.body.members).toContainEqual(
+        expect.objectContaining({ userId: user.id, role: 'admin' }),
+      );
+      expect((await owner.get(`/api/orgs/${orgId}/invitations`)).body.invitations).toEqual([]);
+
+      const reused = await t.newClient();
+      await signUp(reused, newAddress('second'));
+      const again = await reused.post('/api/invitations/accept', { token });
+      expect(again.status).toBe(400);
+      expect(again.body.error).toBe('invalid_link');
+
+      // Already a member: a new invitation is refused.
+      const twice = await owner.post(`/api/orgs/${orgId}/invitations`, { email, role: 'member' });
+      expect(twice.status).toBe(409);
+      expect(twice.body.error).toBe('already_member');
+
+      const audit = await owner.get(`/api/accounts/${orgId}/audit?kind=invitation`);
+      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual([
+        'invitation.accept',
+        'invitation.create',
+      ]);
+    });
+
+    it('expires after 7 days, stops working when revoked, and only managers invite', async () => {
+      const { owner, orgId } = await newOrganization();
+      const email = newAddress('slow');
+      await owner.post(`/api/orgs/${orgId}/invitations`, { email, role: 'member' });
+      const token = await linkToken(email, /invited you/, 'invitation');
+      const invitee = t.newClient();
+      await signUp(invitee, email);
+      t.clock.advance(7 * 24 * HOUR + 1000);
+      expect((await owner.get(`/api/orgs/${orgId}/invitations`)).body.invitations).toEqual([]);
+      expect((await invitee.post('/api/invitations/accept', { token })).body.error).toBe(
+        'invalid_link',
+      );
+
+      const revokedEmail = newAddress('revoked');
+      const invitation = await owner.post(`/api/orgs/${orgId}/invitations`, {
+        email: revokedEmail,
+        role: 'member',
+      });
+      const revokedToken = await linkToken(revokedEmail, /invited you/, 'invitation');
+      const revoke = await owner.delete(`/api/orgs/${orgId}/invitations/${invitation.body.id}`);
+      expect(revoke.status).toBe(204);
+      expect((await invitee.post('/api/invitations/accept', { token: revokedToken })).status).toBe(
+        400,
+      );
+      expect((await owner.get(`/api/orgs/${orgId}/members`)).body.members).toHaveLength(1);
+
+      // A plain member may not invite; a stranger does not see the organization at all.
+      const member = t.newClient();
+      const memberEmail = newAddress('member');
+      await signUp(member, memberEmail);
+      await owner.post(`/api/orgs/${orgId}/members`, { email: memberEmail, role: 'member' });
+      const byMember = await member.post(`/api/orgs/${orgId}/invitations`, {
+        email: newAddress('x'),
+        role: 'member',
+      });
+      expect(byMember.status).toBe(403);
+      const stranger = t.newClient();
+      await signUp(stranger, newAddress('stranger'));
+      const byStranger = await stranger.get(`/api/orgs/${orgId}/invitations`);
+      expect(byStranger.status).toBe(404);
+    });
+  });
+});
