@@ -12,14 +12,18 @@ import { CreateAgentPage } from './pages/CreateAgentPage/CreateAgentPage.js';
 import { CreateOrganizationPage } from './pages/CreateOrganizationPage/CreateOrganizationPage.js';
 import { CreatePlainVmPage } from './pages/CreatePlainVmPage/CreatePlainVmPage.js';
 import { ExplorePage } from './pages/ExplorePage/ExplorePage.js';
+import { ForgotPasswordPage } from './pages/ForgotPasswordPage/ForgotPasswordPage.js';
+import { InvitationPage } from './pages/InvitationPage/InvitationPage.js';
 import { MembersPage } from './pages/MembersPage/MembersPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
 import { PlainVmPage } from './pages/PlainVmPage/PlainVmPage.js';
 import { PlainVmsPage } from './pages/PlainVmsPage/PlainVmsPage.js';
+import { ResetPasswordPage } from './pages/ResetPasswordPage/ResetPasswordPage.js';
 import { SettingsPage } from './pages/SettingsPage/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage/SignInPage.js';
 import { SignUpPage } from './pages/SignUpPage/SignUpPage.js';
 import { VaultPage } from './pages/VaultPage/VaultPage.js';
+import { VerifyEmailPage } from './pages/VerifyEmailPage/VerifyEmailPage.js';
 
 /** Every dashboard page, under `/dashboard`. Account pages carry the account's slug. */
 export function App() {
@@ -29,6 +33,11 @@ export function App() {
         <Route index element={<HomeRedirect />} />
         <Route path="sign-in" element={<SignInPage />} />
         <Route path="sign-up" element={<SignUpPage />} />
+        <Route path="forgot-password" element={<ForgotPasswordPage />} />
+        {/* Mail links open these three, signed in or not (modules/return-to.ts names them). */}
+        <Route path="reset-password" element={<ResetPasswordPage />} />
+        <Route path="verify-email" element={<VerifyEmailPage />} />
+        <Route path="invitation" element={<InvitationPage />} />
         <Route path="new-organization" element={<CreateOrganizationPage />} />
         <Route path="settings" element={<SettingsPage />} />
         <Route path="agents/:id" element={<AgentLinkPage />} />

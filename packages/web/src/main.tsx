@@ -5,7 +5,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.js';
 import { ApiError } from './api/client.js';
-import { signInPath } from './modules/return-to.js';
+import { isSignedOutPage, signInPath } from './modules/return-to.js';
 import './styles.css';
 
 // The service also answers `/` with this page; the dashboard's own paths live under /dashboard.
@@ -16,7 +16,7 @@ if (!window.location.pathname.startsWith('/dashboard')) {
 /** A session that ended (expired, signed out elsewhere) sends the page to sign-in, and back after. */
 const onError = (error: Error) => {
   if (error instanceof ApiError && error.error === 'unauthorized') {
-    if (!window.location.pathname.startsWith('/dashboard/sign-')) {
+    if (!isSignedOutPage(window.location.pathname)) {
       window.location.assign(`/dashboard${signInPath()}`);
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { returnPath } from './return-to.js';
+import { isSignedOutPage, returnPath } from './return-to.js';
 
 const ORIGIN = 'https://svc.example';
 
@@ -28,6 +28,26 @@ describe('returnPath', () => {
       '/dashboard/sign-up',
     ]) {
       expect(returnPath(next, ORIGIN), String(next)).toBe('/');
+    }
+  });
+});
+
+describe('isSignedOutPage', () => {
+  it('names the pages a mailed link opens in any browser, and the sign-in pages', () => {
+    for (const path of [
+      '/dashboard/sign-in',
+      '/dashboard/invitation',
+      '/dashboard/reset-password',
+    ]) {
+      expect(isSignedOutPage(path), path).toBe(true);
+    }
+    for (const path of [
+      '/dashboard/',
+      '/dashboard/settings',
+      '/dashboard/invitation/x',
+      '/sign-in',
+    ]) {
+      expect(isSignedOutPage(path), path).toBe(false);
     }
   });
 });

@@ -18,6 +18,25 @@ export function returnPath(next: string | null, origin: string): string {
   return `${path}${url.search}`;
 }
 
+/**
+ * Pages that work signed out (a link from an e-mail may open them in any browser): a 401 there is
+ * the page's to explain, never a reason to leave for sign-in.
+ */
+const SIGNED_OUT_PAGES = [
+  '/sign-in',
+  '/sign-up',
+  '/forgot-password',
+  '/reset-password',
+  '/verify-email',
+  '/invitation',
+];
+
+/** Whether `pathname` (the browser's, with `/dashboard`) is one of the pages above. */
+export function isSignedOutPage(pathname: string): boolean {
+  const path = pathname.replace(/\/$/, '');
+  return SIGNED_OUT_PAGES.some((page) => path === `/dashboard${page}`);
+}
+
 /** The sign-in page's router path, coming back to the page the browser is on. */
 export function signInPath(): string {
   const { pathname, search } = window.location;

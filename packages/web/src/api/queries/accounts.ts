@@ -1,22 +1,34 @@
 import {
   type AuditLog,
+  acceptInvitation,
   activateSubscription,
   addMember,
   changeMemberRole,
   changePassword,
+  confirmPasswordReset,
+  createApiToken,
+  createInvitation,
   createOrg,
   deactivateSubscription,
+  deleteMe,
   endSession,
   getMe,
+  listApiTokens,
   listAuditEvents,
+  listInvitations,
   listMembers,
   listSessions,
   type Role,
   removeMember,
+  requestPasswordReset,
+  resendVerification,
+  revokeApiToken,
+  revokeInvitation,
   signIn,
   signOut,
   signUp,
   updateMe,
+  verifyEmail,
 } from '@svc/contract';
 import type { QueryClient } from '@tanstack/react-query';
 import { type CallInput, callEndpoint } from '../client.js';
@@ -123,4 +135,79 @@ export const changePasswordMutation = (qc: QueryClient) => ({
   mutationFn: (body: CallInput<typeof changePassword>['body']) =>
     callEndpoint(changePassword, { body }),
   onSuccess: () => qc.invalidateQueries({ queryKey: sessionsKey }),
+});
+
+/** Always answers the same, whether or not the address has an account. */
+export const requestPasswordResetMutation = () => ({
+  mutationFn: (email: string) => callEndpoint(requestPasswordReset, { body: { email } }),
+});
+
+/**
+ * The browser is signed in as the link's user afterwards (every other session ended): nothing
+ * cached for whoever was signed in before survives.
+ */
+export const confirmPasswordResetMutation = (qc: QueryClient) => ({
+  mutationFn: (body: CallInput<typeof confirmPasswordReset>['body']) =>
+    callEndpoint(confirmPasswordReset, { body }),
+  onSuccess: () => qc.resetQueries(),
+});
+
+/** Single use: the page calls it once per token (a second call would find the link used). */
+export const verifyEmailMutation = (qc: QueryClient) => ({
+  mutationFn: (token: string) => callEndpoint(verifyEmail, { body: { token } }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
+});
+
+export const resendVerificationMutation = () => ({
+  mutationFn: () => callEndpoint(resendVerification, {}),
+});
+
+/** Ends the session too: the caller leaves for the sign-in page, which empties the cache. */
+export const deleteMeMutation = () => ({
+  mutationFn: () => callEndpoint(deleteMe, {}),
+});
+
+export const invitationsKey = (orgId: string) => ['invitations', orgId] as const;
+
+export const invitationsQuery = (orgId: string) => ({
+  queryKey: invitationsKey(orgId),
+  queryFn: ({ signal }: { signal: AbortSignal }) =>
+    callEndpoint(listInvitations, { params: { id: orgId } }, { signal }),
+});
+
+export const createInvitationMutation = (qc: QueryClient, orgId: string) => ({
+  mutationFn: (body: CallInput<typeof createInvitation>['body']) =>
+    callEndpoint(createInvitation, { params: { id: orgId }, body }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: invitationsKey(orgId) }),
+});
+
+export const revokeInvitationMutation = (qc: QueryClient, orgId: string) => ({
+  mutationFn: (invitationId: string) =>
+    callEndpoint(revokeInvitation, { params: { id: orgId, invitationId } }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: invitationsKey(orgId) }),
+});
+
+/** The user joins an organization: their list of accounts changes. */
+export const acceptInvitationMutation = (qc: QueryClient) => ({
+  mutationFn: (token: string) => callEndpoint(acceptInvitation, { body: { token } }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
+});
+
+export const apiTokensKey = ['api-tokens'] as const;
+
+export const apiTokensQuery = () => ({
+  queryKey: apiTokensKey,
+  queryFn: ({ signal }: { signal: AbortSignal }) => callEndpoint(listApiTokens, {}, { signal }),
+});
+
+/** The answer carries the token itself, which no later call shows again. */
+export const createApiTokenMutation = (qc: QueryClient) => ({
+  mutationFn: (body: CallInput<typeof createApiToken>['body']) =>
+    callEndpoint(createApiToken, { body }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: apiTokensKey }),
+});
+
+export const revokeApiTokenMutation = (qc: QueryClient) => ({
+  mutationFn: (id: string) => callEndpoint(revokeApiToken, { params: { id } }),
+  onSuccess: () => qc.invalidateQueries({ queryKey: apiTokensKey }),
 });

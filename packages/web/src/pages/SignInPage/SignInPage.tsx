@@ -11,7 +11,9 @@ export function SignInPage() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   // `?next=`: the page that asked for a sign-in; passed on to sign-up, which returns there too.
-  const { search } = useLocation();
+  const { search, state } = useLocation();
+  // A page that signed the user out on purpose (account deleted) says why.
+  const notice = (state as { notice?: unknown } | null)?.notice;
   const [form, setForm] = useState({ email: '', password: '' });
   // Nothing cached for a previous session survives. Done here, once the account pages (and
   // their queries) are gone: clearing under them would refetch and meet 401s.
@@ -29,6 +31,7 @@ export function SignInPage() {
   return (
     <main className="narrow">
       <h1>Sign in</h1>
+      {typeof notice === 'string' && <p role="status">{notice}</p>}
       <form
         noValidate
         onSubmit={(event) => {
@@ -63,6 +66,9 @@ export function SignInPage() {
           {signIn.isPending ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <p>
+        <Link to="/forgot-password">Forgot password?</Link>
+      </p>
       <p>
         New here? <Link to={`/sign-up${search}`}>Create an account</Link>
       </p>
