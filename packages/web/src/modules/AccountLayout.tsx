@@ -7,6 +7,7 @@ import { Loading } from '../components/Loading.js';
 import { AccountContext, accountLabel, accountPath, canManage } from './account-context.js';
 import { signInPath } from './return-to.js';
 import { useFocusOnNavigate } from './use-focus-on-navigate.js';
+import { VerifyEmailBanner } from './VerifyEmailBanner.js';
 
 const SECTIONS = [
   ['agents', 'Agents'],
@@ -38,7 +39,7 @@ export function AccountLayout() {
       return <Navigate to={signInPath()} replace />;
     return <ErrorMessage error={me.error} title="Could not load your accounts." />;
   }
-  const { user, accounts } = me.data;
+  const { user, accounts, emailVerification } = me.data;
   const account = accounts.find((a) => a.slug === slug);
   // The section part of the path, kept when switching accounts.
   const section = location.pathname.split('/')[3] ?? 'agents';
@@ -69,6 +70,7 @@ export function AccountLayout() {
           Sign out
         </button>
       </header>
+      <VerifyEmailBanner user={user} mode={emailVerification} />
       {account ? (
         <AccountContext.Provider value={{ user, accounts, account }}>
           <nav className="sections" aria-label="Sections">
