@@ -1,9 +1,15 @@
 import { Link } from 'react-router';
+import { ApiTokensSection } from './ApiTokensSection.js';
+import { DeleteAccountSection } from './DeleteAccountSection.js';
+import { EmailForm } from './EmailForm.js';
 import { NameForm } from './NameForm.js';
 import { PasswordForm } from './PasswordForm.js';
 import { SessionsList } from './SessionsList.js';
 
-/** The signed-in user's own settings: name, password, the browsers signed in. */
+/**
+ * The signed-in user's own settings: name, e-mail, password, the browsers signed in, API tokens,
+ * and deleting the account.
+ */
 export function SettingsPage() {
   return (
     <main className="narrow">
@@ -12,8 +18,11 @@ export function SettingsPage() {
       </p>
       <h1>Settings</h1>
       <NameForm />
+      <EmailForm />
       <PasswordForm />
       <SessionsList />
+      <ApiTokensSection />
+      <DeleteAccountSection />
     </main>
   );
 }
