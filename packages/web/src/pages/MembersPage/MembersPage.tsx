@@ -13,6 +13,8 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { InviteForm } from './InviteForm.js';
+import { PendingInvitations } from './PendingInvitations.js';
 
 export function MembersPage() {
   const { account, user } = useCurrentAccount();
@@ -37,42 +39,6 @@ export function MembersPage() {
   return (
     <section>
       <h1>Members of {account.name}</h1>
-      {manager && (
-        <form
-          noValidate
-          className="inline-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            add.mutate({ email, role }, { onSuccess: () => setEmail('') });
-          }}
-        >
-          <Field label="E-mail of an existing user" errors={issuesAt(add.error, 'email')}>
-            {(control) => (
-              <input
-                {...control}
-                type="email"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field label="Role" errors={issuesAt(add.error, 'role')}>
-            {(control) => (
-              <select {...control} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {roles.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <button type="submit" className="primary" disabled={add.isPending}>
-            {add.isPending ? 'Adding…' : 'Add member'}
-          </button>
-        </form>
-      )}
-      <ErrorMessage error={add.error} />
       <QueryView query={members} what="members">
         {(data) => (
           <table>
@@ -131,6 +97,50 @@ export function MembersPage() {
       </QueryView>
       <ErrorMessage error={remove.error} />
       <ErrorMessage error={changeRole.error} />
+      {manager && <InviteForm orgId={account.id} roles={roles} />}
+      {manager && <PendingInvitations orgId={account.id} />}
+      {manager && (
+        <>
+          <h2>Add an existing user</h2>
+          <p>Someone who already has an account joins at once, without a mail.</p>
+        </>
+      )}
+      {manager && (
+        <form
+          noValidate
+          className="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            add.mutate({ email, role }, { onSuccess: () => setEmail('') });
+          }}
+        >
+          <Field label="E-mail of an existing user" errors={issuesAt(add.error, 'email')}>
+            {(control) => (
+              <input
+                {...control}
+                type="email"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Role" errors={issuesAt(add.error, 'role')}>
+            {(control) => (
+              <select {...control} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+                {roles.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <button type="submit" className="primary" disabled={add.isPending}>
+            {add.isPending ? 'Adding…' : 'Add member'}
+          </button>
+        </form>
+      )}
+      <ErrorMessage error={add.error} />
     </section>
   );
 }
