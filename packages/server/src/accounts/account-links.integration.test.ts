@@ -110,12 +110,20 @@ describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
       await waitFor(() => smtp.received.length > sent || undefined, 15_000, 'the resent link');
       const second = await linkToken(email, /^Verify/, 'verify-email');
       expect(second).not.toBe(first);
+      // Sending again voids the link before: only the newest one works.
+      const before = smtp.received.length;
+      expect((await client.post('/api/auth/verify-email/resend')).status).toBe(202);
+      await waitFor(() => smtp.received.length > before || undefined, 15_000, 'the third link');
+      const third = await linkToken(email, /^Verify/, 'verify-email');
+      expect(third).not.toBe(second);
+      const voided = await t.newClient().post('/api/auth/verify-email', { token: second });
+      expect(voided.body.error).toBe('invalid_link');
       // A tampered token (one character changed) is refused like an unknown one.
-      const tampered = `${second.slice(0, -1)}${second.endsWith('A') ? 'B' : 'A'}`;
+      const tampered = `${third.slice(0, -1)}${third.endsWith('A') ? 'B' : 'A'}`;
       expect((await t.newClient().post('/api/auth/verify-email', { token: tampered })).status).toBe(
         400,
       );
-      expect((await t.newClient().post('/api/auth/verify-email', { token: second })).status).toBe(
+      expect((await t.newClient().post('/api/auth/verify-email', { token: third })).status).toBe(
         200,
       );
 

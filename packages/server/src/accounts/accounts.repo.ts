@@ -205,7 +205,7 @@ export const accountHoldings = async (db: Executor, accountId: string) => {
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('accountId', '=', accountId);
   const row = await db
-    .selectNoFrom((eb) => [
+    .selectNoFrom(() => [
       count('agents').as('agents'),
       count('plainVms').as('plainVms'),
       count('appConnections').as('appConnections'),

@@ -89,7 +89,10 @@ export function createEmailLinksService({
       });
     },
 
-    /** Another verification link for the signed-in user (rate-limited per address and account). */
+    /**
+     * Another verification link for the signed-in user, voiding the earlier ones (rate-limited
+     * per address and account).
+     */
     async resendVerification(user: User, clientAddress: string): Promise<void> {
       if (user.emailVerified) {
         throw new AppError('invalid_state', { message: 'Your e-mail address is verified already' });
@@ -100,7 +103,11 @@ export function createEmailLinksService({
         clientAddress,
       });
       await database.transaction((tx) => takeAttempt(tx, counters, clock.now()));
-      await database.transaction((tx) => sendVerification(tx, user));
+      // The newest link is the one that works: the mails before it say nothing current.
+      await database.transaction(async (tx) => {
+        await links.deleteEmailLinks(tx, user.id, 'verify_email');
+        await sendVerification(tx, user);
+      });
     },
 
     /**
