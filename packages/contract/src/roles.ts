@@ -39,8 +39,7 @@ const orgAdmin = { access: 'admin', organizationOnly: true } as const;
 
 const INTO_ACCOUNT = 'in `accountId`, by default the caller’s personal account';
 const LISTED = 'of `accountId`; without it, of every account the caller belongs to';
-const TRANSFER =
-  'and a member (any role) of the target organization, else 403 (the target is not revealed by a 404)';
+const TRANSFER = 'and a member (any role) of the target organization (not a member of it: 403)';
 
 /**
  * The rights of each role, one entry per endpoint id of `allEndpoints` (a test checks both: that
@@ -148,7 +147,7 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   },
   appCallback: {
     access: 'public',
-    note: 'the state and the cookie `authorizeApp` set in the same browser are the proof',
+    note: 'the state, and the cookie the authorize step set in the same browser, are the proof',
   },
   appCallbackScript: publicAccess,
   listAppConnections: { access: 'member', note: `${LISTED}; or an Agent, for its own account` },
