@@ -27,6 +27,8 @@ import { mountOperationsRoutes } from './operations.routes.js';
 import { mountPlainVmsRoutes } from './plain-vms/plain-vms.routes.js';
 import { mountVaultRoutes } from './vault/vault.routes.js';
 
+const HEALTH_CHECK_PATHS = new Set(['/healthz', '/readyz']);
+
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Staging reports and publishes list every file of a bundle (20,000 files ≈ 3 MB of JSON). */
 export const MAX_BUNDLE_BODY_BYTES = 32 * 1024 * 1024;
@@ -56,6 +58,8 @@ export function createApp(
       ms: Math.round((performance.now() - started) * 10) / 10,
     };
     if (c.res.status >= 500) log.error(line, 'request failed');
+    // Load balancers and probes ask every few seconds: at info they would bury everything else.
+    else if (HEALTH_CHECK_PATHS.has(c.req.path)) log.debug(line, 'request');
     else log.info(line, 'request');
   });
   app.use(

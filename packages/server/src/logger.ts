@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import type { Config } from './config/config.js';
 
 export type { Logger };
@@ -33,16 +34,64 @@ export const REDACT_PATHS = CREDENTIAL_FIELDS.flatMap((field) =>
     : [`["${field}"]`, `*["${field}"]`, `*.*["${field}"]`],
 );
 
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
-  return pino(
-    {
-      level: config.logLevel,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: { service: 'svc' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    destination,
-  );
+/** Where log lines go; a terminal says so with `isTTY`, as `process.stdout` does. */
+export type LogDestination = DestinationStream & { readonly isTTY?: boolean };
+
+/**
+ * The root logger. On a terminal its lines are pino-pretty's readable ones; anywhere else (a file,
+ * a pipe, a log collector) one JSON object per line. Redaction runs before either.
+ */
+export function createLogger(
+  config: Pick<Config, 'logLevel'>,
+  destination: LogDestination = process.stdout,
+): Logger {
+  const options = {
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { service: 'svc' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (isTerminal(destination) && config.logLevel !== 'silent') {
+    const prettify = prettyFactory({
+      colorize: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,service',
+    });
+    // Formatted in this thread as each line is written: a terminal is a person reading, not load.
+    return pino(options, { write: (line: string) => destination.write(prettify(line)) });
+  }
+  // fd 1 through pino's own writer is faster than process.stdout's stream.
+  return pino(options, destination === process.stdout ? pino.destination(1) : destination);
+}
+
+export const isTerminal = (destination: LogDestination): boolean => destination.isTTY === true;
+
+/**
+ * A warning nobody may miss (development keys): a box on a terminal, where it would otherwise
+ * scroll by among the start-up lines; a plain `warn` line where logs are collected.
+ */
+export function warnLoudly(log: Logger, message: string, output: LogDestination = process.stdout) {
+  if (!isTerminal(output)) {
+    log.warn(message);
+    return;
+  }
+  output.write(`${warningBox(message)}\n`);
+}
+
+/** `message` wrapped to `width` columns inside a frame. */
+export function warningBox(message: string, width = 76): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of message.split(/\s+/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  const inner = Math.max(...lines.map((l) => l.length));
+  const bar = '═'.repeat(inner + 2);
+  return [`╔${bar}╗`, ...lines.map((l) => `║ ${l.padEnd(inner)} ║`), `╚${bar}╝`].join('\n');
 }
 
 /** Named subsystem loggers, declared once. */

@@ -5,7 +5,7 @@ import { resolveSecrets } from './config/dev-keys.js';
 import { createContext, startContext, stopContext } from './context.js';
 import { createEdgeProxy } from './edge/edge-proxy.js';
 import { startHttpServer } from './http/http-server.js';
-import { createLogger, subsystemLoggers } from './logger.js';
+import { createLogger, subsystemLoggers, warnLoudly } from './logger.js';
 
 /**
  * What this process does. `all`: the API, the dashboard, the edge (Agents' hosts) and the jobs.
@@ -20,7 +20,9 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   const role = parseRole(argv);
   const { config, secrets: rawSecrets } = loadConfig(env);
   const loggers = subsystemLoggers(createLogger(config));
-  const secrets = await resolveSecrets(config, rawSecrets, (message) => loggers.root.warn(message));
+  const secrets = await resolveSecrets(config, rawSecrets, (message) =>
+    warnLoudly(loggers.root, message),
+  );
   if (config.compute.driver === 'local') {
     // Said once and plainly: loadConfig refuses this driver in production, and nowhere else is it safe.
     loggers.root.warn(
