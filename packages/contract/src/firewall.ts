@@ -2,9 +2,14 @@ import { z } from 'zod';
 
 export const MAX_FIREWALL_RULES = 50;
 
-/** One address or CIDR, IPv4 or IPv6; the service returns it in canonical CIDR form. */
+/**
+ * One address or CIDR, IPv4 or IPv6; the service returns it in canonical CIDR form. A rule lists
+ * several, so the message names the one that is wrong.
+ */
 export const SourceIp = z.union([z.cidrv4(), z.cidrv6(), z.ipv4(), z.ipv6()], {
-  error: 'Use an IPv4 or IPv6 address or CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32',
+  error: (issue) =>
+    `${typeof issue.input === 'string' ? `"${issue.input.slice(0, 100)}" is not an` : 'Use an'} ` +
+    'IPv4 or IPv6 address or CIDR, e.g. 203.0.113.0/24 or 2001:db8::/32.',
 });
 
 /** A port (`22`) or an inclusive range (`8000-8100`), 1 to 65535. */

@@ -30,6 +30,7 @@ export * from './errors.js';
 export * from './firewall.js';
 export * from './health.js';
 export * from './invitations.js';
+export * from './issue-messages.js';
 export * from './lifecycle.js';
 export * from './openapi.js';
 export * from './plain-vms.js';

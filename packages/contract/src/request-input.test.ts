@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { FirewallRules } from './firewall.js';
 import { INVALID_TEXT, parseRequestPart, textIssues } from './request-input.js';
 
 const paths = (value: unknown) => textIssues(value, ['body']).map((issue) => issue.path);
@@ -79,6 +80,56 @@ describe('parseRequestPart', () => {
     expect(parseRequestPart(schema, { name: ' Crab 🦀 ' }, 'body')).toEqual({
       success: true,
       data: { name: 'Crab 🦀' },
+    });
+  });
+
+  it("says zod's own issues in sentences, keeps a schema's own message, one issue per field", () => {
+    const form = z.object({
+      name: z.string().min(1).max(5),
+      slug: z
+        .string()
+        .min(1)
+        .regex(/^[a-z]+$/, 'Use lower-case letters'),
+      size: z.enum(['small', 'large']),
+      mail: z.email(),
+      count: z.number().int().min(1),
+    });
+    const result = parseRequestPart(form, { name: '', slug: '', size: 'huge', mail: 'x' }, 'body');
+    expect(result).toEqual({
+      success: false,
+      issues: [
+        { path: ['body', 'name'], message: 'This cannot be empty.', code: 'too_small' },
+        // Empty breaks both of the slug's rules; the first is enough to fix it.
+        { path: ['body', 'slug'], message: 'This cannot be empty.', code: 'too_small' },
+        {
+          path: ['body', 'size'],
+          message: 'Choose one of "small", "large".',
+          code: 'invalid_value',
+        },
+        {
+          path: ['body', 'mail'],
+          message: 'This is not an e-mail address.',
+          code: 'invalid_format',
+        },
+        { path: ['body', 'count'], message: 'This is required.', code: 'invalid_type' },
+      ],
+    });
+    expect(parseRequestPart(form.shape.slug, 'A', 'body')).toMatchObject({
+      issues: [{ message: 'Use lower-case letters' }],
+    });
+  });
+
+  it('names the firewall source that is not an address', () => {
+    const rules = {
+      rules: [{ protocol: 'tcp', port: '22', sourceIps: ['10.0.0.0/8', '1.2.3.999'] }],
+    };
+    expect(parseRequestPart(FirewallRules, rules, 'body')).toMatchObject({
+      issues: [
+        {
+          path: ['body', 'rules', 0, 'sourceIps', 1],
+          message: expect.stringMatching(/^"1\.2\.3\.999" is not an IPv4 or IPv6 address/),
+        },
+      ],
     });
   });
 });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ValidationIssue } from './errors.js';
+import { firstIssuePerPath, humanIssueMessage } from './issue-messages.js';
 
 /** The issue code of a string that is not well-formed text. */
 export const INVALID_TEXT = 'invalid_text';
@@ -77,7 +78,8 @@ export type RequestPartResult<T> =
 /**
  * The one check of a request part, for the server and for clients alike: every string must be
  * well-formed text (checked first, on the raw value, so no refinement or transform ever sees
- * one that is not), then the endpoint's schema must accept the value.
+ * one that is not), then the endpoint's schema must accept the value. Its issues read as
+ * sentences (`humanIssueMessage`), one per field.
  */
 export function parseRequestPart<S extends z.ZodType>(
   schema: S,
@@ -86,7 +88,9 @@ export function parseRequestPart<S extends z.ZodType>(
 ): RequestPartResult<z.output<S>> {
   const malformed = textIssues(value, [part]);
   if (malformed.length > 0) return { success: false, issues: malformed };
-  const result = schema.safeParse(value);
+  // Sentences for zod's own issues where a schema gave none; one issue per field.
+  const result = schema.safeParse(value, { error: humanIssueMessage });
   if (result.success) return { success: true, data: result.data };
-  return { success: false, issues: toValidationIssues(result.error.issues, [part]) };
+  const issues = firstIssuePerPath(result.error.issues);
+  return { success: false, issues: toValidationIssues(issues, [part]) };
 }

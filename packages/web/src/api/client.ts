@@ -104,7 +104,9 @@ export async function callEndpoint<E extends Endpoint>(
 export function issuesAt(error: unknown, ...path: (string | number)[]): string[] {
   if (!(error instanceof ApiError)) return [];
   const full = ['body', ...path];
-  return error.issues
+  const messages = error.issues
     .filter((issue) => full.every((segment, i) => issue.path[i] === segment))
     .map((issue) => issue.message);
+  // The same sentence twice (two entries of a list, say) is said once.
+  return [...new Set(messages)];
 }
