@@ -113,7 +113,8 @@ export const updateMe = defineEndpoint({
   id: 'updateMe',
   method: 'PATCH',
   path: '/api/me',
-  auth: 'session',
+  // Browser session only: a token that could move the e-mail could reset the password there.
+  auth: 'session-only',
   tag: 'accounts',
   summary:
     "Change the signed-in user's name or e-mail; a new e-mail must be verified again (a link goes to it, a notice to the old one).",

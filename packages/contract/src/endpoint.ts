@@ -6,7 +6,7 @@ import type { ErrorCode } from './errors.js';
  * - `session`: a user, by session cookie or personal access token (`Authorization: Bearer
  *   svcp_…`; a `read` token on GET only, else 403 `insufficient_scope`);
  * - `session-only`: a user by session cookie alone (what a token must not do: mint tokens, change
- *   the password, delete the user, start an OAuth consent);
+ *   the password or e-mail, delete the user, start an OAuth consent);
  * - `agent`: an Agent's HMAC token (`Authorization: Bearer svc1.…`);
  * - `session-or-agent`: a user (as `session`) or an Agent;
  * - `none`: the endpoint carries its own proof or is public.

@@ -28,6 +28,8 @@ describe.each(databaseKinds)('personal access tokens on %s', (kind) => {
         script.get(path, { headers: { authorization: `Bearer ${token}` }, origin: null }),
       post: (path: string, body?: unknown) =>
         script.post(path, body, { headers: { authorization: `Bearer ${token}` }, origin: null }),
+      patch: (path: string, body?: unknown) =>
+        script.patch(path, body, { headers: { authorization: `Bearer ${token}` }, origin: null }),
       delete: (path: string) =>
         script.delete(path, { headers: { authorization: `Bearer ${token}` }, origin: null }),
     });
@@ -91,6 +93,8 @@ describe.each(databaseKinds)('personal access tokens on %s', (kind) => {
       ).status,
     ).toBe(401);
     expect((await as(token).delete('/api/me')).status).toBe(401);
+    // Moving the e-mail would let a token reset the password through it.
+    expect((await as(token).patch('/api/me', { email: 'thief@example.com' })).status).toBe(401);
     expect((await as(token).get('/api/apps/authorize?provider=suite&scopes=email')).status).toBe(
       401,
     );
