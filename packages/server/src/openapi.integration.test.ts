@@ -48,6 +48,14 @@ describe('GET /api/openapi.json', () => {
     expect(signUp.responses['409'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/ErrorEnvelope',
     );
-    expect(doc.paths['/api/me'].get.security).toEqual([{ session: [] }]);
+    // A user's endpoints take the session cookie or a personal access token; a few, the cookie only.
+    expect(doc.paths['/api/me'].get.security).toEqual([{ session: [] }, { apiToken: [] }]);
+    expect(doc.paths['/api/me/tokens'].post.security).toEqual([{ session: [] }]);
+    expect(doc.components.securitySchemes.apiToken).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
+    // A change may be refused to a read token (403 insufficient_scope).
+    expect(doc.paths['/api/agents'].post.responses['403']).toBeDefined();
   });
 });
