@@ -1,4 +1,5 @@
 import { readAgentEnv } from '../agent-env.js';
+import { agentNameSource } from '../gateway/agent-name.js';
 import { lazyAssets } from '../gateway/assets.js';
 import { CodeServer, findCodeServer } from '../gateway/code-server.js';
 import { agentDashboardUrl } from '../gateway/dashboard-link.js';
@@ -50,6 +51,7 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
     version: CLI_VERSION,
     secureCookies,
     dashboardUrl: () => agentDashboardUrl(io.env),
+    agentName: agentNameSource(io.env),
     // The editor is chosen per request, so code-server can join once it has started.
     get codeServer() {
       return codeServer;

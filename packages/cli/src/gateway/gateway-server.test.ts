@@ -62,6 +62,7 @@ describe('svc gateway', () => {
       secureCookies: false,
       recheckMs: 100,
       dashboardUrl: () => agentDashboardUrl(env),
+      agentName: async () => 'crab <one>',
       codeServer: await CodeServer.start(found as string, home, env),
     });
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
@@ -100,6 +101,19 @@ describe('svc gateway', () => {
     for (const route of ['/_svc/', '/_svc/terminal', '/_svc/editor/', '/_svc/api/tree?path=']) {
       expect((await get(route, false)).status).toBe(401);
     }
+  });
+
+  it("titles its pages with the Agent's name, escaped, and links back to its dashboard page", async () => {
+    const res = await get('/_svc/terminal');
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('<title>Terminal · crab &lt;one&gt;</title>');
+    expect(html).toContain('<strong>crab &lt;one&gt;</strong>');
+    // Already open here: the link leads to the Agent's page, not to opening it again.
+    expect(html).toContain(
+      `<a href="http://127.0.0.1:9/dashboard/agents/${agentId}">Dashboard</a>`,
+    );
+    expect(await (await get('/_svc/')).text()).toContain('<title>Home · crab &lt;one&gt;</title>');
   });
 
   it('sends a browser without the cookie to the dashboard to open the Agent, and one with it to /_svc/', async () => {

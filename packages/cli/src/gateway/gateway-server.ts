@@ -19,7 +19,7 @@ import { EnvPushes } from './env-push.js';
 import { FileAccessError, HomeFiles } from './files-api.js';
 import type { GatewayAuth } from './gateway-auth.js';
 import { HomeSeeds } from './home-seed.js';
-import { editorPage, indexPage, PAGE_HEADERS, terminalPage } from './pages.js';
+import { editorPage, indexPage, PAGE_HEADERS, type PageContext, terminalPage } from './pages.js';
 import { TerminalSessions } from './terminal-sessions.js';
 
 export interface GatewayOptions {
@@ -40,6 +40,8 @@ export interface GatewayOptions {
    * is sent there, and comes back with a ticket. Without it such a browser gets a text answer.
    */
   readonly dashboardUrl?: () => Promise<string | undefined>;
+  /** The Agent's name (`agentNameSource`), shown in the pages' titles and headers. */
+  readonly agentName?: () => Promise<string | undefined>;
 }
 
 const CROSS_ORIGIN = errorEnvelope('forbidden', { detail: 'cross-origin request refused' });
@@ -75,6 +77,15 @@ export function createGatewayServer(options: GatewayOptions) {
       json(res, 500, errorEnvelope('internal_error'));
     });
   });
+
+  /** The Agent's name and its dashboard page (without `?open=1`: it is already open here). */
+  async function pageContext(): Promise<PageContext> {
+    const [agentName, openUrl] = await Promise.all([
+      options.agentName?.(),
+      options.dashboardUrl?.(),
+    ]);
+    return { agentName, dashboardUrl: openUrl?.replace(/\?open=1$/, '') };
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://gateway');
@@ -131,8 +142,8 @@ export function createGatewayServer(options: GatewayOptions) {
       res.writeHead(200, { 'content-type': asset.type, 'cache-control': 'private, max-age=300' });
       return res.end(asset.body);
     }
-    if (route === `${GATEWAY_PREFIX}/`) return html(res, indexPage());
-    if (route === `${GATEWAY_PREFIX}/terminal`) return html(res, terminalPage());
+    if (route === `${GATEWAY_PREFIX}/`) return html(res, indexPage(await pageContext()));
+    if (route === `${GATEWAY_PREFIX}/terminal`) return html(res, terminalPage(await pageContext()));
     if (options.codeServer && route.startsWith(`${CODE_SERVER_PREFIX}/`)) {
       // code-server's own port forwarding would put the user's apps on this origin, where
       // their scripts could drive the terminal: not through the gateway.
@@ -142,7 +153,7 @@ export function createGatewayServer(options: GatewayOptions) {
       return options.codeServer.proxy(req, res);
     }
     if (route === CODE_SERVER_PREFIX) {
-      if (!options.codeServer) return html(res, editorPage());
+      if (!options.codeServer) return html(res, editorPage(await pageContext()));
       res.writeHead(302, { location: `${CODE_SERVER_PREFIX}/` });
       return res.end();
     }

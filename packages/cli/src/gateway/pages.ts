@@ -16,27 +16,58 @@ const STYLE = `
   .cm-editor { height: 100%; }
 `;
 
-const page = (title: string, body: string, head = '') => `<!doctype html>
+/** What every page says about whose gateway it is. */
+export interface PageContext {
+  /** The Agent's name, when the service said it. */
+  readonly agentName?: string | undefined;
+  /** The Agent's page in the dashboard, when the gateway knows the service. */
+  readonly dashboardUrl?: string | undefined;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+
+/**
+ * A page: titled with what it is and the Agent's name (`Terminal · my-agent`), the header naming
+ * the Agent and leading back to its page in the dashboard.
+ */
+const page = (what: string, context: PageContext, body: string, head = '') => {
+  const name = context.agentName ? escapeHtml(context.agentName) : undefined;
+  const title = name ? `${what} · ${name}` : `${what} · Agent`;
+  const back = context.dashboardUrl
+    ? ` · <a href="${escapeHtml(context.dashboardUrl)}">Dashboard</a>`
+    : '';
+  return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title}</title><link rel="icon" href="data:,"><style>${STYLE}</style>${head}</head>
-<body><header><strong>${title}</strong>
-<nav><a href="${GATEWAY_PREFIX}/terminal">Terminal</a> · <a href="${GATEWAY_PREFIX}/editor">Editor</a></nav></header>
+<body><header><strong>${name ?? 'Agent'}</strong>
+<nav><a href="${GATEWAY_PREFIX}/terminal">Terminal</a> · <a href="${GATEWAY_PREFIX}/editor">Editor</a>${back}</nav></header>
 ${body}</body></html>`;
+};
 
-export const indexPage = () =>
-  page('Agent', '<main><p style="padding:1rem">Open the terminal or the editor above.</p></main>');
+export const indexPage = (context: PageContext = {}) =>
+  page(
+    'Home',
+    context,
+    '<main><p style="padding:1rem">Open the terminal or the editor above.</p></main>',
+  );
 
-export const terminalPage = () =>
+export const terminalPage = (context: PageContext = {}) =>
   page(
     'Terminal',
+    context,
     `<main><div id="terminal" role="application" aria-label="Terminal"></div></main>
 <script type="module" src="${GATEWAY_PREFIX}/assets/terminal.js"></script>`,
     `<link rel="stylesheet" href="${GATEWAY_PREFIX}/assets/xterm.css">`,
   );
 
-export const editorPage = () =>
+export const editorPage = (context: PageContext = {}) =>
   page(
     'Editor',
+    context,
     `<main><nav id="tree" aria-label="Files"></nav>
 <section id="pane"><div id="bar"><span id="path">No file open</span>
 <button id="save" type="button" disabled>Save</button><span id="status" role="status"></span></div>
