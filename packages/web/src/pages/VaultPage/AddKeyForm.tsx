@@ -1,4 +1,4 @@
-import type { addVaultEntry, VaultEntry } from '@svc/contract';
+import { type addVaultEntry, SshKeyType, type VaultEntry } from '@svc/contract';
 import type { UseMutationResult } from '@tanstack/react-query';
 import { useState } from 'react';
 import { type CallInput, issuesAt } from '../../api/client.js';
@@ -7,15 +7,28 @@ import { Field } from '../../components/Field.js';
 
 type AddBody = CallInput<typeof addVaultEntry>['body'];
 
-/** Paste one OpenSSH public key line; the label defaults to the key's comment. */
+/** A PEM or OpenSSH private key block, whatever its kind (`-----BEGIN … PRIVATE KEY-----`). */
+const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----|PRIVATE KEY-----/;
+
+/** The comment of a public key line, only when the line is one: never a piece of anything else. */
+function keyComment(line: string): string {
+  const [type, , ...comment] = line.trim().split(/\s+/);
+  return SshKeyType.safeParse(type).success ? comment.join(' ') : '';
+}
+
+/**
+ * Paste one OpenSSH public key line; the label defaults to the key's comment. A pasted private
+ * key is dropped at once, before it is shown, kept or sent anywhere.
+ */
 export function AddKeyForm(props: {
   mutation: UseMutationResult<VaultEntry, Error, AddBody>;
   accountId: string;
 }) {
   const [value, setValue] = useState('');
   const [label, setLabel] = useState('');
+  const [droppedPrivateKey, setDroppedPrivateKey] = useState(false);
   const add = props.mutation;
-  const comment = value.trim().split(/\s+/).slice(2).join(' ');
+  const comment = keyComment(value);
   return (
     <form
       noValidate
@@ -40,7 +53,14 @@ export function AddKeyForm(props: {
       <Field
         label="Public key"
         hint="One line, e.g. ssh-ed25519 AAAA… you@laptop. Never paste a private key."
-        errors={issuesAt(add.error, 'value')}
+        errors={
+          droppedPrivateKey
+            ? [
+                'That was a private key: it was dropped, not kept or sent. Paste the public key ' +
+                  'instead, the .pub file next to it (e.g. ~/.ssh/id_ed25519.pub).',
+              ]
+            : issuesAt(add.error, 'value')
+        }
       >
         {(control) => (
           <textarea
@@ -48,7 +68,12 @@ export function AddKeyForm(props: {
             rows={3}
             value={value}
             spellCheck={false}
-            onChange={(e) => setValue(e.target.value)}
+            autoComplete="off"
+            onChange={(e) => {
+              const isPrivate = PRIVATE_KEY.test(e.target.value);
+              setDroppedPrivateKey(isPrivate);
+              setValue(isPrivate ? '' : e.target.value);
+            }}
           />
         )}
       </Field>
