@@ -1,4 +1,4 @@
-import { type Agent, canApply, type MachineAction } from '@svc/contract';
+import { type Agent, type Cohort, canApply, type MachineAction } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
@@ -17,13 +17,21 @@ import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
+import { useTitle } from '../../modules/use-title.js';
 import { AdoptedFromFact, CredentialsToSet } from './Adoption.js';
 import { CloneAgentForm } from './CloneAgentForm.js';
+
+/** What a cohort means to the Agent's owner, said where the cohort is shown. */
+const COHORT_MEANING: Record<Cohort, string> = {
+  current: "on the service's current machines: it can be cloned and billed by subscription",
+  legacy: 'on the older machines it started on: it keeps working, metered, and cannot be cloned',
+};
 
 export function AgentPage() {
   const { id = '' } = useParams();
   const { account } = useCurrentAccount();
   const agent = useQuery(agentQuery(id));
+  useTitle(agent.data?.name ?? 'Agent', account.name);
   if (agent.error instanceof ApiError && agent.error.status === 404)
     return (
       <section>
@@ -102,7 +110,12 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <dl className="facts">
         <dt>Address</dt>
         <dd>
-          <code>{agent.url}</code>
+          {/* Not reachable before its machine exists: no address to copy until then. */}
+          {agent.status === 'provisioning' ? (
+            <span className="muted">Not yet: it gets one once it is running.</span>
+          ) : (
+            <code>{agent.url}</code>
+          )}
         </dd>
         <dt>Size</dt>
         <dd>
@@ -114,7 +127,9 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <dt>Billing</dt>
         <dd>{agent.billingType}</dd>
         <dt>Cohort</dt>
-        <dd>{agent.cohort}</dd>
+        <dd>
+          {agent.cohort} <span className="muted">({COHORT_MEANING[agent.cohort]})</span>
+        </dd>
         {agent.adoptedFrom && <AdoptedFromFact from={agent.adoptedFrom} />}
       </dl>
       <CredentialsToSet keys={agent.credentialsToSet} />
