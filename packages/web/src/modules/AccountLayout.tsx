@@ -6,6 +6,7 @@ import { ErrorMessage } from '../components/ErrorMessage.js';
 import { Loading } from '../components/Loading.js';
 import { AccountContext, accountLabel, accountPath, canManage } from './account-context.js';
 import { signInPath } from './return-to.js';
+import { StatusAnnouncer } from './StatusAnnouncer.js';
 import { useFocusOnNavigate } from './use-focus-on-navigate.js';
 import { VerifyEmailBanner } from './VerifyEmailBanner.js';
 
@@ -71,6 +72,7 @@ export function AccountLayout() {
         </button>
       </header>
       <VerifyEmailBanner user={user} mode={emailVerification} />
+      <StatusAnnouncer />
       {account ? (
         <AccountContext.Provider value={{ user, accounts, account }}>
           <nav className="sections" aria-label="Sections">

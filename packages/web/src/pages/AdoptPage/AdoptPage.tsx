@@ -5,6 +5,7 @@ import { meQuery } from '../../api/queries/accounts.js';
 import { bundleQuery } from '../../api/queries/bundles.js';
 import { QueryView } from '../../components/QueryView.js';
 import { signInPath } from '../../modules/return-to.js';
+import { useTitle } from '../../modules/use-title.js';
 import { AdoptForm } from './AdoptForm.js';
 
 /**
@@ -17,6 +18,7 @@ export function AdoptPage() {
   const [searchParams] = useSearchParams();
   const me = useQuery(meQuery());
   const bundle = useQuery(bundleQuery(accountSlug, name));
+  useTitle(`Adopt ${name}`);
   if (me.error instanceof ApiError && me.error.status === 401)
     return <Navigate to={signInPath()} replace />;
   if (bundle.error instanceof ApiError && bundle.error.status === 404)

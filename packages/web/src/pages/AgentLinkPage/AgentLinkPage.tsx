@@ -5,6 +5,7 @@ import { meQuery } from '../../api/queries/accounts.js';
 import { agentQuery } from '../../api/queries/agents.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /**
  * `/dashboard/agents/{id}`: an Agent's page by its id alone, as its gateway links to it (the
@@ -12,6 +13,7 @@ import { accountPath } from '../../modules/account-context.js';
  * Agent's account, keeping the query (`?open=1`).
  */
 export function AgentLinkPage() {
+  useTitle('Opening the Agent');
   const { id = '' } = useParams();
   const { search } = useLocation();
   const me = useQuery(meQuery());

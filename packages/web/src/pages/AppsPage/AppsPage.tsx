@@ -11,6 +11,7 @@ import {
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { useCurrentAccount } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 import { ProviderCard } from './ProviderCard.js';
 
 /** What the callback page posts to this window (see the server's `callback-page.ts`). */
@@ -23,6 +24,7 @@ export function AppsPage() {
   const connections = useQuery(connectionsQuery(account.id));
   const disconnect = useMutation(disconnectMutation(qc, account.id));
   const [outcome, setOutcome] = useState<string | null>(null);
+  useTitle('Apps', account.name);
 
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {

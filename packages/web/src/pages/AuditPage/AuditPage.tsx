@@ -7,6 +7,7 @@ import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { formatDate } from '../../modules/format.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /** The kinds the log can be narrowed to (`GET /api/accounts/{id}/audit?kind=`). */
 const KINDS: readonly [string, string][] = [
@@ -27,6 +28,7 @@ const details = (data: AuditEvent['data']) =>
 /** Who did what in the account, newest first (owners and admins). */
 export function AuditPage() {
   const { account } = useCurrentAccount();
+  useTitle('Audit log', account.name);
   const [kind, setKind] = useState('');
   const log = useInfiniteQuery({
     ...auditQuery(account.id, kind || undefined),
@@ -54,28 +56,30 @@ export function AuditPage() {
           if (events.length === 0) return <Empty>Nothing recorded yet.</Empty>;
           return (
             <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Who</th>
-                    <th scope="col">What</th>
-                    <th scope="col">Details</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {events.map((event) => (
-                    <tr key={event.id}>
-                      <td>{formatDate(event.createdAt)}</td>
-                      <td>{event.actor?.email ?? 'the service'}</td>
-                      <td>
-                        <code>{event.action}</code>
-                      </td>
-                      <td>{details(event.data)}</td>
+              <div className="table-scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">When</th>
+                      <th scope="col">Who</th>
+                      <th scope="col">What</th>
+                      <th scope="col">Details</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {events.map((event) => (
+                      <tr key={event.id}>
+                        <td>{formatDate(event.createdAt)}</td>
+                        <td>{event.actor?.email ?? 'the service'}</td>
+                        <td>
+                          <code>{event.action}</code>
+                        </td>
+                        <td>{details(event.data)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               {log.hasNextPage && (
                 <button
                   type="button"

@@ -6,6 +6,7 @@ import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 import { UsageTable } from './UsageTable.js';
 
 export function BillingPage() {
@@ -16,6 +17,7 @@ export function BillingPage() {
   const subscription = useMutation(subscriptionMutation(qc, account.id));
   const removeSlot = useMutation(deleteSlotMutation(qc, account.id));
   const manager = canManage(account);
+  useTitle('Billing', account.name);
   return (
     <section>
       <h1>Billing</h1>
@@ -43,40 +45,42 @@ export function BillingPage() {
           list.length === 0 ? (
             <Empty>No slots. Machines billed by subscription take or add one.</Empty>
           ) : (
-            <table aria-label="Slots">
-              <thead>
-                <tr>
-                  <th scope="col">Product</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Region</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((slot) => (
-                  <tr key={slot.id}>
-                    <td>{slot.product === 'agent' ? 'Agent' : 'Plain VM'}</td>
-                    <td>{slot.size}</td>
-                    <td>{slot.region}</td>
-                    <td>{slot.inUse ? 'in use' : 'free'}</td>
-                    <td>
-                      {!slot.inUse && manager && (
-                        <ConfirmButton
-                          label="Remove slot"
-                          question="Remove this free slot?"
-                          confirmLabel="Remove"
-                          pending={removeSlot.isPending}
-                          onConfirm={() => removeSlot.mutate(slot.id)}
-                        />
-                      )}
-                    </td>
+            <div className="table-scroll">
+              <table aria-label="Slots">
+                <thead>
+                  <tr>
+                    <th scope="col">Product</th>
+                    <th scope="col">Size</th>
+                    <th scope="col">Region</th>
+                    <th scope="col">State</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {list.map((slot) => (
+                    <tr key={slot.id}>
+                      <td>{slot.product === 'agent' ? 'Agent' : 'Plain VM'}</td>
+                      <td>{slot.size}</td>
+                      <td>{slot.region}</td>
+                      <td>{slot.inUse ? 'in use' : 'free'}</td>
+                      <td>
+                        {!slot.inUse && manager && (
+                          <ConfirmButton
+                            label="Remove slot"
+                            question="Remove this free slot?"
+                            confirmLabel="Remove"
+                            pending={removeSlot.isPending}
+                            onConfirm={() => removeSlot.mutate(slot.id)}
+                          />
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </QueryView>

@@ -12,31 +12,33 @@ export function UsageTable({ usage }: { usage: Usage }) {
   if (usage.resources.length === 0)
     return <Empty>No machines ran on this account since {since}.</Empty>;
   return (
-    <table>
-      <caption className="hint">Hours since {since} (UTC), up to now.</caption>
-      <thead>
-        <tr>
-          <th scope="col">Machine</th>
-          <th scope="col">Size</th>
-          <th scope="col">Region</th>
-          <th scope="col">Metered hours</th>
-          <th scope="col">Subscription hours</th>
-        </tr>
-      </thead>
-      <tbody>
-        {usage.resources.map((line) => (
-          <tr key={line.resourceId}>
-            <th scope="row">
-              {line.name ?? <span className="muted">destroyed or moved</span>}{' '}
-              <span className="muted">{NOUN[line.resourceKind]}</span>
-            </th>
-            <td>{line.size}</td>
-            <td>{line.region}</td>
-            <td>{formatHours(line.meteredSeconds)}</td>
-            <td>{formatHours(line.subscriptionSeconds)}</td>
+    <div className="table-scroll">
+      <table>
+        <caption className="hint">Hours since {since} (UTC), up to now.</caption>
+        <thead>
+          <tr>
+            <th scope="col">Machine</th>
+            <th scope="col">Size</th>
+            <th scope="col">Region</th>
+            <th scope="col">Metered hours</th>
+            <th scope="col">Subscription hours</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {usage.resources.map((line) => (
+            <tr key={line.resourceId}>
+              <th scope="row">
+                {line.name ?? <span className="muted">destroyed or moved</span>}{' '}
+                <span className="muted">{NOUN[line.resourceKind]}</span>
+              </th>
+              <td>{line.size}</td>
+              <td>{line.region}</td>
+              <td>{formatHours(line.meteredSeconds)}</td>
+              <td>{formatHours(line.subscriptionSeconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

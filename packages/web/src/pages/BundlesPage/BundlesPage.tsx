@@ -8,6 +8,7 @@ import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 import { BundleCard } from './BundleCard.js';
 
 /** The account's published bundles: versions, public links, and deletion for owners and admins. */
@@ -17,6 +18,7 @@ export function BundlesPage() {
   const bundles = useQuery(bundlesQuery(account.id));
   const removeBundle = useMutation(deleteBundleMutation(qc, account.id, account.slug));
   const removeVersion = useMutation(deleteVersionMutation(qc, account.id, account.slug));
+  useTitle('Bundles', account.name);
   return (
     <section>
       <h1>Bundles</h1>

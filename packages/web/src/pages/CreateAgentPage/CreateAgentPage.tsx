@@ -5,6 +5,7 @@ import { createAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { NEW_AGENT, NewAgentFields } from '../../modules/NewAgentFields.js';
+import { useTitle } from '../../modules/use-title.js';
 
 export function CreateAgentPage() {
   const { account } = useCurrentAccount();
@@ -12,6 +13,7 @@ export function CreateAgentPage() {
   const navigate = useNavigate();
   const [fields, setFields] = useState(NEW_AGENT);
   const create = useMutation(createAgentMutation(qc));
+  useTitle('New Agent', account.name);
 
   return (
     <section className="narrow-section">

@@ -6,6 +6,7 @@ import { createOrgMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /** A slug suggestion from the name; the user may change it (it is immutable afterwards). */
 const slugFrom = (name: string) =>
@@ -16,6 +17,7 @@ const slugFrom = (name: string) =>
     .slice(0, 40);
 
 export function CreateOrganizationPage() {
+  useTitle('New organization');
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [name, setName] = useState('');

@@ -16,6 +16,7 @@ import { Field } from '../../components/Field.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
 import { RegionField, SizeField } from '../../modules/RegionSizeFields.js';
+import { useTitle } from '../../modules/use-title.js';
 import { InitialPassword } from './InitialPassword.js';
 import { VaultKeyPicker } from './VaultKeyPicker.js';
 
@@ -31,6 +32,7 @@ export function CreatePlainVmPage() {
   const [vaultEntryIds, setVaultEntryIds] = useState<string[]>([]);
   const [passwordEnabled, setPasswordEnabled] = useState(false);
   const create = useMutation(createPlainVmMutation(qc));
+  useTitle('New Plain VM', account.name);
 
   if (create.data)
     return (

@@ -6,6 +6,7 @@ import { Empty } from '../../components/Empty.js';
 import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
 import { useDebounced } from '../../modules/use-debounced.js';
+import { useTitle } from '../../modules/use-title.js';
 import { ExploreCard } from './ExploreCard.js';
 
 /** Long enough to skip the keystrokes of a word, short enough to feel like it follows typing. */
@@ -20,6 +21,7 @@ const SORTS: readonly [SearchSort, string][] = [
 
 /** Published bundles of every account: search as you type, narrow by tags, adopt one. */
 export function ExplorePage() {
+  useTitle('Explore');
   const [text, setText] = useState('');
   const [tags, setTags] = useState<string[]>([]);
   const [sort, setSort] = useState<SearchSort>();

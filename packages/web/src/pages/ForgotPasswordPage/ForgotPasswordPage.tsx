@@ -5,12 +5,14 @@ import { issuesAt } from '../../api/client.js';
 import { requestPasswordResetMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /**
  * Asks for a password reset link. The answer never says whether the address has an account, so
  * the page does not either.
  */
 export function ForgotPasswordPage() {
+  useTitle('Forgot password');
   const request = useMutation(requestPasswordResetMutation());
   const [email, setEmail] = useState('');
 

@@ -6,12 +6,14 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Loading } from '../../components/Loading.js';
 import { accountPath } from '../../modules/account-context.js';
 import { LinkProblem, linkProblem } from '../../modules/LinkProblem.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /**
  * `/invitation?token=…`, from the invitation mail: the signed-in user accepts and lands in the
  * organization. Signed out, it sends to sign-in or sign-up, which both come back here.
  */
 export function InvitationPage() {
+  useTitle('Invitation');
   const qc = useQueryClient();
   const navigate = useNavigate();
   const token = useSearchParams()[0].get('token') ?? '';

@@ -13,11 +13,13 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 import { InviteForm } from './InviteForm.js';
 import { PendingInvitations } from './PendingInvitations.js';
 
 export function MembersPage() {
   const { account, user } = useCurrentAccount();
+  useTitle('Members', account.name);
   const qc = useQueryClient();
   const members = useQuery({
     ...membersQuery(account.id),
@@ -41,58 +43,63 @@ export function MembersPage() {
       <h1>Members of {account.name}</h1>
       <QueryView query={members} what="members">
         {(data) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">E-mail</th>
-                <th scope="col">Role</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.members.map((member) => (
-                <tr key={member.userId}>
-                  <td>{member.name}</td>
-                  <td>{member.email}</td>
-                  <td>
-                    {/* Owners change any role; admins those of members and admins. */}
-                    {manager && (account.role === 'owner' || member.role !== 'owner') ? (
-                      <select
-                        aria-label={`Role of ${member.name}`}
-                        value={member.role}
-                        disabled={changeRole.isPending}
-                        onChange={(e) =>
-                          changeRole.mutate({ userId: member.userId, role: e.target.value as Role })
-                        }
-                      >
-                        {roles.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    ) : (
-                      member.role
-                    )}
-                  </td>
-                  <td>
-                    {(manager || member.userId === user.id) && (
-                      <ConfirmButton
-                        label={member.userId === user.id ? 'Leave' : `Remove ${member.name}`}
-                        question={`Remove ${member.email}?`}
-                        confirmLabel="Remove"
-                        pending={remove.isPending}
-                        onConfirm={() => remove.mutate(member.userId)}
-                      />
-                    )}
-                  </td>
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">E-mail</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.members.map((member) => (
+                  <tr key={member.userId}>
+                    <td>{member.name}</td>
+                    <td>{member.email}</td>
+                    <td>
+                      {/* Owners change any role; admins those of members and admins. */}
+                      {manager && (account.role === 'owner' || member.role !== 'owner') ? (
+                        <select
+                          aria-label={`Role of ${member.name}`}
+                          value={member.role}
+                          disabled={changeRole.isPending}
+                          onChange={(e) =>
+                            changeRole.mutate({
+                              userId: member.userId,
+                              role: e.target.value as Role,
+                            })
+                          }
+                        >
+                          {roles.map((r) => (
+                            <option key={r} value={r}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                      ) : (
+                        member.role
+                      )}
+                    </td>
+                    <td>
+                      {(manager || member.userId === user.id) && (
+                        <ConfirmButton
+                          label={member.userId === user.id ? 'Leave' : `Remove ${member.name}`}
+                          question={`Remove ${member.email}?`}
+                          confirmLabel="Remove"
+                          pending={remove.isPending}
+                          onConfirm={() => remove.mutate(member.userId)}
+                        />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </QueryView>
       <ErrorMessage error={remove.error} />

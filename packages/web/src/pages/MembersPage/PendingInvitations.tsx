@@ -19,39 +19,41 @@ export function PendingInvitations(props: { orgId: string }) {
           data.invitations.length === 0 ? (
             <Empty>No pending invitations.</Empty>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">E-mail</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Invited by</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.invitations.map((invitation) => (
-                  <tr key={invitation.id}>
-                    <td>{invitation.email}</td>
-                    <td>{invitation.role}</td>
-                    <td>{invitation.invitedBy?.name ?? 'a former member'}</td>
-                    <td>{formatDate(invitation.expiresAt)}</td>
-                    <td>
-                      <ConfirmButton
-                        label="Revoke"
-                        accessibleLabel={`Revoke the invitation of ${invitation.email}`}
-                        question={`Revoke the invitation of ${invitation.email}?`}
-                        confirmLabel="Revoke"
-                        pending={revoke.isPending}
-                        onConfirm={() => revoke.mutate(invitation.id)}
-                      />
-                    </td>
+            <div className="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">E-mail</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Invited by</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {data.invitations.map((invitation) => (
+                    <tr key={invitation.id}>
+                      <td>{invitation.email}</td>
+                      <td>{invitation.role}</td>
+                      <td>{invitation.invitedBy?.name ?? 'a former member'}</td>
+                      <td>{formatDate(invitation.expiresAt)}</td>
+                      <td>
+                        <ConfirmButton
+                          label="Revoke"
+                          accessibleLabel={`Revoke the invitation of ${invitation.email}`}
+                          question={`Revoke the invitation of ${invitation.email}?`}
+                          confirmLabel="Revoke"
+                          pending={revoke.isPending}
+                          onConfirm={() => revoke.mutate(invitation.id)}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </QueryView>

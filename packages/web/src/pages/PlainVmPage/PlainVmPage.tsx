@@ -16,12 +16,14 @@ import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
+import { useTitle } from '../../modules/use-title.js';
 import { FirewallSection } from './FirewallSection.js';
 
 export function PlainVmPage() {
   const { id = '' } = useParams();
   const { account } = useCurrentAccount();
   const vm = useQuery(plainVmQuery(id));
+  useTitle(vm.data?.name ?? 'Plain VM', account.name);
   if (vm.error instanceof ApiError && vm.error.status === 404)
     return (
       <section>

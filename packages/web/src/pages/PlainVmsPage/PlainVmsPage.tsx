@@ -5,10 +5,12 @@ import { Empty } from '../../components/Empty.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { StatusBadge } from '../../modules/StatusBadge.js';
+import { useTitle } from '../../modules/use-title.js';
 
 export function PlainVmsPage() {
   const { account } = useCurrentAccount();
   const vms = useQuery(plainVmsQuery(account.id));
+  useTitle('Plain VMs', account.name);
   return (
     <section>
       <div className="page-head">

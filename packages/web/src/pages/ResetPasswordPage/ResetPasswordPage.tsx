@@ -6,12 +6,14 @@ import { confirmPasswordResetMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { LinkProblem, linkProblem } from '../../modules/LinkProblem.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /**
  * `/reset-password?token=…`, from the reset mail: a new password, then the dashboard, signed in
  * (every other session of the user has ended).
  */
 export function ResetPasswordPage() {
+  useTitle('Choose a new password');
   const qc = useQueryClient();
   const navigate = useNavigate();
   const token = useSearchParams()[0].get('token') ?? '';

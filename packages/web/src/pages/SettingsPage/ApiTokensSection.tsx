@@ -27,41 +27,43 @@ export function ApiTokensSection() {
           data.tokens.length === 0 ? (
             <Empty>No tokens yet.</Empty>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.tokens.map((token) => (
-                  <tr key={token.id}>
-                    <td>{token.name}</td>
-                    <td>{SCOPES[token.scope]}</td>
-                    <td>{formatDate(token.createdAt)}</td>
-                    <td>{token.lastUsedAt ? formatDate(token.lastUsedAt) : 'never'}</td>
-                    <td>{token.expiresAt ? formatDate(token.expiresAt) : 'never'}</td>
-                    <td>
-                      <ConfirmButton
-                        label="Revoke"
-                        accessibleLabel={`Revoke ${token.name}`}
-                        question={`Revoke ${token.name}? Scripts using it stop working.`}
-                        confirmLabel="Revoke"
-                        pending={revoke.isPending}
-                        onConfirm={() => revoke.mutate(token.id)}
-                      />
-                    </td>
+            <div className="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Scope</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {data.tokens.map((token) => (
+                    <tr key={token.id}>
+                      <td>{token.name}</td>
+                      <td>{SCOPES[token.scope]}</td>
+                      <td>{formatDate(token.createdAt)}</td>
+                      <td>{token.lastUsedAt ? formatDate(token.lastUsedAt) : 'never'}</td>
+                      <td>{token.expiresAt ? formatDate(token.expiresAt) : 'never'}</td>
+                      <td>
+                        <ConfirmButton
+                          label="Revoke"
+                          accessibleLabel={`Revoke ${token.name}`}
+                          question={`Revoke ${token.name}? Scripts using it stop working.`}
+                          confirmLabel="Revoke"
+                          pending={revoke.isPending}
+                          onConfirm={() => revoke.mutate(token.id)}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )
         }
       </QueryView>

@@ -14,42 +14,44 @@ export function SessionsList() {
       <h2>Sessions</h2>
       <QueryView query={sessions} what="sessions">
         {(data) => (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Browser</th>
-                <th scope="col">Address</th>
-                <th scope="col">Signed in</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.sessions.map((session) => (
-                <tr key={session.id}>
-                  <td>{session.userAgent ?? 'unknown'}</td>
-                  <td>{session.clientAddress ?? 'unknown'}</td>
-                  <td>{formatDate(session.createdAt)}</td>
-                  <td>{session.lastSeenAt ? formatDate(session.lastSeenAt) : '—'}</td>
-                  <td>
-                    {session.current ? (
-                      'This browser'
-                    ) : (
-                      <button
-                        type="button"
-                        onClick={() => end.mutate(session.id)}
-                        disabled={end.isPending}
-                      >
-                        Sign out
-                      </button>
-                    )}
-                  </td>
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Browser</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Signed in</th>
+                  <th scope="col">Last seen</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.sessions.map((session) => (
+                  <tr key={session.id}>
+                    <td>{session.userAgent ?? 'unknown'}</td>
+                    <td>{session.clientAddress ?? 'unknown'}</td>
+                    <td>{formatDate(session.createdAt)}</td>
+                    <td>{session.lastSeenAt ? formatDate(session.lastSeenAt) : '—'}</td>
+                    <td>
+                      {session.current ? (
+                        'This browser'
+                      ) : (
+                        <button
+                          type="button"
+                          onClick={() => end.mutate(session.id)}
+                          disabled={end.isPending}
+                        >
+                          Sign out
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </QueryView>
       <ErrorMessage error={end.error} />

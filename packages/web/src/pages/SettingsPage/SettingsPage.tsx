@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { useTitle } from '../../modules/use-title.js';
 import { ApiTokensSection } from './ApiTokensSection.js';
 import { DeleteAccountSection } from './DeleteAccountSection.js';
 import { EmailForm } from './EmailForm.js';
@@ -11,6 +12,7 @@ import { SessionsList } from './SessionsList.js';
  * and deleting the account.
  */
 export function SettingsPage() {
+  useTitle('Settings');
   return (
     <main className="narrow">
       <p>

@@ -6,8 +6,10 @@ import { signInMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { returnPath } from '../../modules/return-to.js';
+import { useTitle } from '../../modules/use-title.js';
 
 export function SignInPage() {
+  useTitle('Sign in');
   const qc = useQueryClient();
   const navigate = useNavigate();
   // `?next=`: the page that asked for a sign-in; passed on to sign-up, which returns there too.

@@ -7,10 +7,12 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath } from '../../modules/account-context.js';
 import { returnPath } from '../../modules/return-to.js';
+import { useTitle } from '../../modules/use-title.js';
 
 export function SignUpPage() {
   const qc = useQueryClient();
   const navigate = useNavigate();
+  useTitle('Create your account');
   // `?next=`, from the sign-in page: the page that asked for an account.
   const { search } = useLocation();
   const [form, setForm] = useState({ name: '', email: '', password: '' });

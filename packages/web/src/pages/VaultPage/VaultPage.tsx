@@ -9,6 +9,7 @@ import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { useCurrentAccount } from '../../modules/account-context.js';
+import { useTitle } from '../../modules/use-title.js';
 import { AddKeyForm } from './AddKeyForm.js';
 
 export function VaultPage() {
@@ -17,6 +18,7 @@ export function VaultPage() {
   const keys = useQuery(vaultQuery(account.id));
   const add = useMutation(addVaultEntryMutation(qc, account.id));
   const remove = useMutation(deleteVaultEntryMutation(qc, account.id));
+  useTitle('Vault', account.name);
   return (
     <section>
       <h1>Vault</h1>

@@ -4,12 +4,14 @@ import { Link, useSearchParams } from 'react-router';
 import { verifyEmailMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { LinkProblem, linkProblem } from '../../modules/LinkProblem.js';
+import { useTitle } from '../../modules/use-title.js';
 
 /**
  * `/verify-email?token=…`, from the verification mail: verifies on opening, signed in or not.
  * The link works once, so it is sent once per page, even when React runs the effect twice.
  */
 export function VerifyEmailPage() {
+  useTitle('Verify your e-mail address');
   const qc = useQueryClient();
   const token = useSearchParams()[0].get('token') ?? '';
   const verify = useMutation(verifyEmailMutation(qc));
