@@ -57,10 +57,38 @@ describe('svc glamp publishes a home end to end', () => {
   let svc: ReturnType<typeof cli>;
   let slug: string;
   let owner: ReturnType<TestContext['newClient']>;
+  /** The most uploads the service had in hand at once. */
+  let maxUploadsInFlight = 0;
   beforeAll(async () => {
     const port = await freePort();
     t = await createTestContext('pglite', { env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
-    const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port });
+    let inFlight = 0;
+    const release: (() => void)[] = [];
+    const fetch: typeof t.app.fetch = async (request, ...rest) => {
+      const isUpload =
+        request.method === 'PUT' &&
+        new URL(request.url).pathname.startsWith('/api/objects/uploads/');
+      if (!isUpload) return t.app.fetch(request, ...rest);
+      inFlight += 1;
+      maxUploadsInFlight = Math.max(maxUploadsInFlight, inFlight);
+      // An upload waits for a second one (at most a second): uploads made one after the other
+      // never overlap, concurrent ones always do.
+      if (inFlight < 2) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          release.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      } else for (const go of release.splice(0)) go();
+      try {
+        return await t.app.fetch(request, ...rest);
+      } finally {
+        inFlight -= 1;
+      }
+    };
+    const server = serve({ fetch, hostname: '127.0.0.1', port });
     close = () => new Promise((r) => server.close(() => r()));
     owner = t.newClient();
     slug = (await signUpUser(owner)).account.slug;
@@ -154,8 +182,11 @@ describe('svc glamp publishes a home end to end', () => {
 
   it('stage strips credentials, flags secrets without printing them, and excludes what it must', async () => {
     const staged = await svc('glamp', 'stage');
-    expect(staged.err).toBe('');
     expect(staged.code).toBe(0);
+    // Without a terminal: one summary line per step, and nothing else.
+    expect(staged.err).toMatch(
+      /^Scanned 9 files, \d+ B in \d+\.\d s \([\d.]+ [kM]?B\/s\)\nPacked 9 files, \d+ B in \d+\.\d s \([\d.]+ [kM]?B\/s\)\n$/,
+    );
     expect(staged.out).toMatch(/notes\.txt:1\s+github-pat/);
     expect(staged.out).toContain('OPENAI_API_KEY');
     for (const secret of [
@@ -235,7 +266,12 @@ describe('svc glamp publishes a home end to end', () => {
 
   it('confirm publishes version 1; a second publish gives version 2; version 1 stays identical', async () => {
     const first = await cli(home, {}, async () => 'yes')('glamp', 'confirm');
-    expect(first.err).toMatch(/100%/);
+    // 9 files and the tarball, four at a time.
+    expect(first.err).toMatch(
+      /^Checked 9 files, .*\n[\s\S]*\nPacked 9 files, .*\nUploaded 10 files, .*\/s\)\n$/,
+    );
+    expect(maxUploadsInFlight).toBeGreaterThan(1);
+    expect(maxUploadsInFlight).toBeLessThanOrEqual(4);
     expect(first.out).toMatch(
       new RegExp(`Published version 1: http://127\\.0\\.0\\.1:\\d+/${slug}/my-glamp`),
     );
@@ -251,9 +287,48 @@ describe('svc glamp publishes a home end to end', () => {
     expect(page).toContain('OPENAI_API_KEY');
 
     await writeFile(path.join(home, 'projects/app/index.js'), 'console.log("v2");\n');
-    expect((await svc('glamp', 'stage')).code).toBe(0);
-    const second = await svc('glamp', 'confirm', '--accept-flags');
-    expect(second.out).toMatch(/Published version 2/);
+    // --json: one document on stdout, no progress lines without a terminal.
+    const staged = await svc('glamp', 'stage', '--json');
+    expect(staged.code).toBe(0);
+    expect(staged.err).toBe('');
+    const report = JSON.parse(staged.out);
+    expect(report).toMatchObject({ fileCount: 9, flags: [{ file: 'notes.txt' }] });
+    expect(report.files).toHaveLength(9);
+    expect(report.totalBytes).toBe(
+      report.files.reduce((sum: number, f: { size: number }) => sum + f.size, 0),
+    );
+    expect(report.steps.map((s: { step: string; files: number }) => [s.step, s.files])).toEqual([
+      ['scan', 9],
+      ['tarball', 9],
+    ]);
+    const rescanned = await svc('glamp', 'rescan', '--json');
+    expect(rescanned.code).toBe(0);
+    expect(JSON.parse(rescanned.out)).toMatchObject({
+      stagingId: report.stagingId,
+      fileCount: 9,
+      newFlags: [],
+    });
+    // A script is never asked: without --accept-flags the flags are refused, in JSON too.
+    const asked = await cli(home, {}, async () => 'yes')('glamp', 'confirm', '--json');
+    expect(asked.code).toBe(1);
+    expect(JSON.parse(asked.out)).toMatchObject({
+      published: false,
+      reason: 'flags_not_accepted',
+    });
+    const second = await svc('glamp', 'confirm', '--accept-flags', '--json');
+    expect(second.code).toBe(0);
+    const result = JSON.parse(second.out);
+    expect(result).toMatchObject({ published: true, version: 2, fileCount: 9 });
+    expect(result.url).toMatch(new RegExp(`/${slug}/my-glamp$`));
+    // Only what the store lacks goes up: the changed file, bundle.json and the tarball.
+    expect(result.uploaded.objects).toBeLessThan(10);
+    expect(result.steps.map((s: { step: string }) => s.step)).toEqual([
+      'check',
+      'tarball',
+      'upload',
+    ]);
+    expect(result.steps[2].files).toBe(result.uploaded.objects);
+    expect(result.steps[2].bytes).toBe(result.uploaded.bytes);
     const again = Buffer.from(
       await (await t.app.request(`/${slug}/my-glamp/versions/1/download`)).arrayBuffer(),
     );
@@ -276,6 +351,11 @@ describe('svc glamp publishes a home end to end', () => {
     await rm(unpack, { recursive: true, force: true });
     const status = await svc('glamp', 'status');
     expect(status.out).toMatch(new RegExp(`${slug}/my-glamp\\s+version 2`));
+    const statusJson = JSON.parse((await svc('glamp', 'status', '--json')).out);
+    expect(statusJson).toMatchObject({
+      staging: null,
+      bundles: [{ accountSlug: slug, name: 'my-glamp', latestVersion: 2 }],
+    });
   });
 
   it('cancel removes the staging directory and cancels the staging', async () => {

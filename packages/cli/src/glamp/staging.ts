@@ -16,6 +16,14 @@ import { ScanPool } from './scanner/scan-pool.js';
 import { writeTarball } from './tarball.js';
 import { byteOrder, type WalkedFile, walkBundle } from './walk.js';
 
+/** What the long steps report to (a `ProgressStep`): the totals, then files and bytes done. */
+export interface StepProgress {
+  begin(files: number, bytes: number): void;
+  advance(files: number, bytes: number): void;
+}
+
+const totalSize = (files: readonly { size: number }[]) => files.reduce((sum, f) => sum + f.size, 0);
+
 /** Next to the staging tree, never inside it. */
 export const TARBALL_FILE = '.crabglamp/glamp-staging.tar.gz';
 export const STATE_FILE = '.crabglamp/glamp-staging.json';
@@ -30,11 +38,12 @@ export interface StagedTree extends StagingDescription {
  * Copies what the bundle ships from the home into a fresh `~/.crabglamp/glamp-staging/`: the
  * walker's files, with the credentials of the two OpenClaw files replaced by placeholders.
  */
-export async function buildStagingTree(home: string): Promise<StagedTree> {
+export async function buildStagingTree(home: string, progress?: StepProgress): Promise<StagedTree> {
   const stagingDir = path.join(home, STAGING_DIR);
   await rm(stagingDir, { recursive: true, force: true });
   await mkdir(stagingDir, { recursive: true });
   const walked = await walkBundle(home, ALWAYS_EXCLUDED);
+  progress?.begin(walked.files.length, totalSize(walked.files));
   const found: BundleCredential[][] = [];
   const pool = new ScanPool();
   const description = new Describer(pool);
@@ -70,7 +79,10 @@ export async function buildStagingTree(home: string): Promise<StagedTree> {
     await description.add(file.path, bytes);
   };
   try {
-    for (const file of walked.files) await copyOne(file);
+    for (const file of walked.files) {
+      await copyOne(file);
+      progress?.advance(1, file.size);
+    }
     return {
       ...(await description.result()),
       credentials: mergeCredentials(found),
@@ -136,16 +148,21 @@ export class Describer {
 }
 
 /** Hashes and scans every file of the staging tree (what will be published, as it is now). */
-export async function describeStagingTree(home: string): Promise<StagingDescription> {
+export async function describeStagingTree(
+  home: string,
+  progress?: StepProgress,
+): Promise<StagingDescription> {
   const stagingDir = path.join(home, STAGING_DIR);
   // The staging tree is already filtered: every file in it ships.
   const walked = await walkBundle(stagingDir, [], { readIgnoreFiles: false });
+  progress?.begin(walked.files.length, totalSize(walked.files));
   const pool = new ScanPool();
   const description = new Describer(pool);
   try {
     for (const file of walked.files) {
       if (file.size > MAX_SCAN_BYTES) await description.addLarge(file.path, file.source);
       else await description.add(file.path, await readFile(file.source));
+      progress?.advance(1, file.size);
     }
     return await description.result();
   } finally {
@@ -154,11 +171,17 @@ export async function describeStagingTree(home: string): Promise<StagingDescript
 }
 
 /** Builds the tarball of the staging tree (deterministic; fails past 500 MB compressed). */
-export async function buildStagingTarball(home: string, files: readonly BundleFile[]) {
+export async function buildStagingTarball(
+  home: string,
+  files: readonly BundleFile[],
+  progress?: StepProgress,
+) {
+  progress?.begin(files.length, totalSize(files));
   return writeTarball(
     path.join(home, STAGING_DIR),
     files.map((f) => f.path),
     path.join(home, TARBALL_FILE),
+    { ...(progress && { onEntryWritten: (bytes) => progress.advance(1, bytes) }) },
   );
 }
 

@@ -49,13 +49,27 @@ describe('deterministic tarball', () => {
     expect(changed.sha256).not.toBe(one.sha256);
   });
 
+  it('reports each file once, with its size, as it goes into the tarball', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-tar-'));
+    await tree(dir, new Date(), 0o644);
+    const reported: number[] = [];
+    await writeTarball(dir, Object.keys(FILES), path.join(dir, 'out.tgz'), {
+      onEntryWritten: (bytes) => reported.push(bytes),
+    });
+    expect(reported.sort()).toEqual(
+      Object.values(FILES)
+        .map((t) => Buffer.byteLength(t))
+        .sort(),
+    );
+  });
+
   it('stops past the size cap and leaves no file behind', async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'svc-tar-'));
     await tree(dir, new Date(), 0o644);
     const target = path.join(dir, 'big.tgz');
-    await expect(writeTarball(dir, Object.keys(FILES), target, 10)).rejects.toBeInstanceOf(
-      TarballTooLargeError,
-    );
+    await expect(
+      writeTarball(dir, Object.keys(FILES), target, { maxBytes: 10 }),
+    ).rejects.toBeInstanceOf(TarballTooLargeError);
     await expect(readFile(target)).rejects.toThrow();
   });
 });

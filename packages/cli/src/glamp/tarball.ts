@@ -17,14 +17,16 @@ export class TarballTooLargeError extends Error {
  * Writes a gzipped tarball of `paths` (relative to `dir`) to `target`, the same bytes for the
  * same contents: the caller's byte-ordered list (no directory recursion), fixed mtime, no owner
  * or group, modes reduced to 644 or 755, fixed gzip level. Hashes while writing and stops as
- * soon as the compressed size passes `maxBytes`.
+ * soon as the compressed size passes `maxBytes`. `onEntryWritten` hears of each file once its
+ * bytes have gone into the compressor, with their count.
  */
 export async function writeTarball(
   dir: string,
   paths: readonly string[],
   target: string,
-  maxBytes = MAX_TARBALL_BYTES,
+  options: { maxBytes?: number; onEntryWritten?: (bytes: number) => void } = {},
 ): Promise<{ size: number; sha256: string }> {
+  const { maxBytes = MAX_TARBALL_BYTES, onEntryWritten } = options;
   const hash = createHash('sha256');
   let size = 0;
   const meter = new Transform({
@@ -46,6 +48,8 @@ export async function writeTarball(
       mtime: FIXED_MTIME,
       onWriteEntry: (entry) => {
         if (entry.stat) entry.stat.mode = entry.stat.mode & 0o111 ? 0o755 : 0o644;
+        // At most a few entries are open at once (node-tar's `jobs`), so this follows the bytes.
+        if (onEntryWritten) entry.on('end', () => onEntryWritten(entry.stat?.size ?? 0));
       },
     },
     [...paths],

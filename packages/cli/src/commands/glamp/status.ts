@@ -1,5 +1,6 @@
 import { getGlampStatus } from '@svc/contract';
 import { agentApiClient } from '../../api-client.js';
+import { writeJson } from '../../glamp/progress.js';
 import type { CliIo } from '../../main.js';
 import type { CliCommand } from '../index.js';
 
@@ -9,13 +10,18 @@ export const glampStatusCommand: CliCommand = {
     glamp
       .command('status')
       .description("Show the open staging or this account's published bundles")
-      .action(() => glampStatus(io));
+      .option('--json', "print the service's answer as one JSON document")
+      .action((options: { json?: boolean }) => glampStatus(io, options.json === true));
   },
 };
 
 /** The open staging, or the account's published bundles. */
-async function glampStatus(io: CliIo): Promise<void> {
+async function glampStatus(io: CliIo, isJson: boolean): Promise<void> {
   const status = await (await agentApiClient(io))(getGlampStatus);
+  if (isJson) {
+    writeJson(io, status);
+    return;
+  }
   if (status.staging) {
     const s = status.staging;
     io.stdout.write(
