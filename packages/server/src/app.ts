@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
+import { routePath } from 'hono/route';
 import { secureHeaders } from 'hono/secure-headers';
 import { mountAccountsRoutes } from './accounts/accounts.routes.js';
 import { FS_UPLOAD_PATH } from './adapters/object-store/fs-object-store.js';
@@ -23,6 +24,7 @@ import { mountDashboard } from './http/dashboard.js';
 import { mountDownloads } from './http/downloads.js';
 import { createRouter } from './http/router.js';
 import { sessionCookieName } from './http/session-cookie.js';
+import { mountMetricsRoute } from './metrics/metrics.routes.js';
 import { mountOperationsRoutes } from './operations.routes.js';
 import { mountPlainVmsRoutes } from './plain-vms/plain-vms.routes.js';
 import { mountVaultRoutes } from './vault/vault.routes.js';
@@ -49,13 +51,20 @@ export function createApp(
   app.use(async (c, next) => {
     const started = performance.now();
     await next();
+    const ms = performance.now() - started;
+    // The pattern of the route that answered (`/api/agents/:id`): one series per route, not per
+    // id. Unmatched requests answer from a catch-all middleware's `*` pattern.
+    ctx.metrics.observeRequest(
+      { method: c.req.method, route: routePath(c) || '*', status: c.res.status },
+      ms / 1000,
+    );
     const line = {
       requestId: c.var.requestId,
       method: c.req.method,
       // The path only: query strings can carry OAuth codes and state.
       path: c.req.path,
       status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
     };
     if (c.res.status >= 500) log.error(line, 'request failed');
     // Load balancers and probes ask every few seconds: at info they would bury everything else.
@@ -116,6 +125,7 @@ export function createApp(
     },
   });
   mountOperationsRoutes(router, ctx);
+  mountMetricsRoute(app, ctx);
   if (options.only === 'operations') {
     app.route('/', router.app);
   } else {

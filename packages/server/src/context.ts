@@ -48,6 +48,7 @@ import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
 import { mailJobs } from './mail/mail.jobs.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createMailer } from './mail/mailer.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { plainVmJobs } from './plain-vms/plain-vms.jobs.js';
 import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
@@ -60,6 +61,8 @@ export interface AppContext {
   readonly clock: Clock;
   readonly database: Database;
   readonly jobs: JobQueue;
+  /** Prometheus metrics of this context (its own registry), served at `GET /metrics`. */
+  readonly metrics: Metrics;
   readonly sessions: SessionsService;
   readonly accounts: AccountsService;
   /** E-mail verification and password reset links. */
@@ -136,9 +139,10 @@ export async function createContext(
     }),
   });
   const passwordCost = overrides.passwordCost && { passwordCost: overrides.passwordCost };
+  const metrics = createMetrics({ database, log: log.root.child({ subsystem: 'metrics' }) });
   // Features get only this of accounts: they check who may act, they never manage accounts.
   const membership = createMembership();
-  const sessions = createSessionsService({ database, clock, ...passwordCost });
+  const sessions = createSessionsService({ database, clock, metrics, ...passwordCost });
   const mail = createMailService({ jobs, config: config.mail });
   const emailLinks = createEmailLinksService({
     database,
@@ -195,6 +199,7 @@ export async function createContext(
   const tokens = createConnectionTokens({
     ...appDeps,
     log: appsLog,
+    metrics,
     refreshTimeoutMs: config.timing.refreshTimeoutMs,
   });
   const publicUrl = config.http.publicUrl;
@@ -232,6 +237,7 @@ export async function createContext(
     clock,
     database,
     jobs,
+    metrics,
     sessions,
     accounts,
     emailLinks,
@@ -268,6 +274,7 @@ export async function createContext(
         store,
         publicUrl,
         limits: config.bundles,
+        metrics,
       }),
       catalog: createCatalogService({
         database,

@@ -3,6 +3,7 @@ import type { Session, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
@@ -25,6 +26,7 @@ export interface SessionsDeps {
   readonly database: Database;
   readonly clock: Clock;
   readonly passwordCost?: Argon2Cost;
+  readonly metrics: Pick<Metrics, 'signInFailed'>;
 }
 
 /** Signing in and out, and the session cookie → user lookup every authenticated request makes. */
@@ -32,6 +34,7 @@ export function createSessionsService({
   database,
   clock,
   passwordCost = ARGON2_DEFAULTS,
+  metrics,
 }: SessionsDeps) {
   const { db } = database;
   // Unknown e-mail addresses are checked against this, so both failures take the same time.
@@ -69,12 +72,22 @@ export function createSessionsService({
     }) {
       // Charged before the password is checked, so a parallel burst cannot slip past a wait.
       const counters = signInCounters(input.email, input.clientAddress);
-      await database.transaction((tx) =>
-        takeAttempt(tx, [counters.accountAddress, counters.address], clock.now()),
-      );
+      await database
+        .transaction((tx) =>
+          takeAttempt(tx, [counters.accountAddress, counters.address], clock.now()),
+        )
+        .catch((error: unknown) => {
+          if (error instanceof AppError && error.code === 'rate_limited') {
+            metrics.signInFailed('rate_limited');
+          }
+          throw error;
+        });
       const user = await repo.findUserByEmail(db, input.email);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
-      if (!user || !ok) throw new AppError('invalid_credentials');
+      if (!user || !ok) {
+        metrics.signInFailed('invalid_credentials');
+        throw new AppError('invalid_credentials');
+      }
       // Only failures slow an address down; the account's streak from here is over.
       await forgetAttempts(db, counters.accountAddress.key);
       await refundAttempt(db, counters.address.key);

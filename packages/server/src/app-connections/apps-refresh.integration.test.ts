@@ -9,6 +9,7 @@ import {
   setAccessTokenLeft,
   standInEnv,
 } from '../../test/apps-fixture.js';
+import { metricValue } from '../../test/metric-value.js';
 import type { TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { createConnectionTokens } from './connection-tokens.js';
@@ -90,12 +91,15 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
     });
     await (await standIns.suite.provider.RefreshToken.find(refresh))?.destroy();
     const path = `/api/apps/${user.connectionId}/token`;
+    const dead = () => refreshes(t, 'suite', 'dead');
+    const deadBefore = await dead();
     expect(await user.client.get(path)).toMatchObject({
       status: 410,
       body: { error: 'connection_error' },
     });
     expect((await connectionRow(t, user.connectionId)).status).toBe('error');
     expect((await user.client.get('/api/apps')).body[0].status).toBe('error');
+    expect(await dead()).toBe(deadBefore + 1);
     const calls = standIns.suite.counts.token;
     expect((await user.client.get(path)).status).toBe(410);
     expect(standIns.suite.counts.token).toBe(calls);
@@ -114,6 +118,8 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       const user = await connectedUser(t, 'music');
       await expireAccessToken(t, user.connectionId);
       const path = `/api/apps/${user.connectionId}/token`;
+      const unavailable = await refreshes(t, 'music', 'unavailable');
+      const refreshed = await refreshes(t, 'music', 'refreshed');
       standIns.music.faults = fault;
       expect(await user.client.get(path)).toMatchObject({
         status: 503,
@@ -124,6 +130,8 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       expect(row.refreshLeaseOwner).toBeNull();
       standIns.music.faults = {};
       expect((await user.client.get(path)).status).toBe(200);
+      expect(await refreshes(t, 'music', 'unavailable')).toBe(unavailable + 1);
+      expect(await refreshes(t, 'music', 'refreshed')).toBe(refreshed + 1);
     },
   );
 
@@ -323,6 +331,7 @@ describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
       cipher: t.ctx.tokenCipher,
       clients: createProviderClients(t.ctx.config, t.ctx.secrets),
       log: t.ctx.log.root,
+      metrics: t.ctx.metrics,
       refreshTimeoutMs: t.ctx.config.timing.refreshTimeoutMs,
     });
     const late = await otherProcessTokens.tokenFor(before);
@@ -363,3 +372,7 @@ function expectOneRefreshOneToken(result: Awaited<ReturnType<typeof concurrentTo
   expect(new Set(result.responses.map((r) => r.body.accessToken)).size).toBe(1);
   expect(result.callsAfter).toBe(result.callsBefore + 1);
 }
+
+/** How many refreshes of `provider` ended in `outcome`, as `GET /metrics` would count them. */
+const refreshes = (t: AppsTest['t'], provider: string, outcome: string) =>
+  metricValue(t.ctx.metrics.registry, 'svc_token_refreshes_total', { provider, outcome });

@@ -7,6 +7,7 @@ import type { Database } from '../db/database.js';
 import type { AppConnectionRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import * as repo from './app-connections.repo.js';
 import * as leases from './connection-tokens.repo.js';
 import type { ProviderClient } from './oauth-client.js';
@@ -36,6 +37,7 @@ export function createConnectionTokens(deps: {
   cipher: TokenCipher;
   clients: Partial<Record<AppProvider, ProviderClient>>;
   log: Logger;
+  metrics: Pick<Metrics, 'tokenRefresh'>;
   refreshTimeoutMs: number;
 }) {
   const { database, clock, cipher } = deps;
@@ -96,6 +98,7 @@ export function createConnectionTokens(deps: {
         ...describeProviderError(error),
       };
       if (failure === 'unavailable') {
+        deps.metrics.tokenRefresh(row.provider, 'unavailable');
         deps.log.warn(fields, 'token refresh unavailable');
         await leases.releaseRefreshLease(db, row.id, owner, clock.now());
         throw unavailable('refresh failed');
@@ -103,10 +106,12 @@ export function createConnectionTokens(deps: {
       // Race check: a changed refresh token means someone else refreshed; ours was stale.
       const marked = await leases.markConnectionDead(db, row.id, row.refreshToken, clock.now());
       if (Number(marked.numUpdatedRows) === 0) {
+        deps.metrics.tokenRefresh(row.provider, 'stale');
         deps.log.info(fields, 'stale refresh token after a concurrent refresh; retrying');
         await leases.releaseRefreshLease(db, row.id, owner);
         return 'retry';
       }
+      deps.metrics.tokenRefresh(row.provider, 'dead');
       deps.log.warn(fields, 'refresh token dead; connection set to error');
       throw dead();
     }
@@ -123,6 +128,7 @@ export function createConnectionTokens(deps: {
       updatedAt: now,
     });
     if (!stored) throw dead(); // deleted (or re-authorized) meanwhile
+    deps.metrics.tokenRefresh(row.provider, 'refreshed');
     deps.log.info({ connectionId: row.id, provider: row.provider }, 'token refreshed');
     return answer(stored, expiresAt);
   }

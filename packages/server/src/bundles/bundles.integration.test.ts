@@ -12,6 +12,7 @@ import {
   tarballOf,
   tarGz,
 } from '../../test/bundle-test-helpers.js';
+import { metricValue } from '../../test/metric-value.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -131,6 +132,8 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
   it('gives 400 and no version for a wrong hash or a missing object', async () => {
     const fileSet = { 'a.txt': Buffer.from('a'), 'b.txt': Buffer.from('b') };
     const tarball = tarballOf(fileSet);
+    const published = () => metricValue(t.ctx.metrics.registry, 'svc_bundle_publishes_total');
+    const publishedBefore = await published();
     const wrong = await stageAndPublish(t, agent, {
       manifest: manifestOf('wrong-hash'),
       files: fileSet,
@@ -155,6 +158,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       issues: [{ path: ['tarball'] }],
     });
     expect(await versionCount(wrong.bundleId)).toBe(0);
+    expect(await published()).toBe(publishedBefore);
     // Abandoned attempts leave no gap: the first successful complete is version 1.
     const good = await stageAndPublish(t, agent, {
       manifest: manifestOf('wrong-hash'),
@@ -162,6 +166,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball,
     });
     expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+    expect(await published()).toBe(publishedBefore + 1);
   });
 
   it('refuses a tarball that is not the declared files: 400, no version, nothing served', async () => {

@@ -13,6 +13,7 @@ import type { BundleLimits } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { AgentPrincipal } from '../http/app-env.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { bundleUrl, toStaging } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
 import { refreshPublished } from './search.repo.js';
@@ -63,6 +64,7 @@ export function createPublishService(deps: {
   store: ObjectStore;
   publicUrl: string;
   limits: BundleLimits;
+  metrics: Pick<Metrics, 'bundlePublished'>;
 }) {
   const { database, clock, store, publicUrl, limits } = deps;
 
@@ -212,7 +214,7 @@ export function createPublishService(deps: {
       const tarballIssues = await verifyTarball(tarball, declared.files);
       if (tarballIssues.length > 0) throw new AppError('upload_invalid', { issues: tarballIssues });
 
-      return database.transaction(async (tx) => {
+      const published = await database.transaction(async (tx) => {
         const at = clock.now();
         const locked = await stagings.findStaging(tx, stagingId, agent.agentId, true);
         // Cancelled, or completed by a concurrent call, since the check above.
@@ -262,6 +264,9 @@ export function createPublishService(deps: {
           url: bundleUrl(publicUrl, account.accountSlug, bundle.name),
         };
       });
+      // Counted once committed: a rolled-back complete published nothing.
+      deps.metrics.bundlePublished();
+      return published;
     },
   };
 }

@@ -254,13 +254,16 @@ describe('loadConfig', () => {
   });
 
   it('keeps secrets out of the configuration and out of printed output', () => {
-    const { config } = loadConfig({
+    const { config, secrets: raw } = loadConfig({
       ENCRYPTION_KEYS: `a:${key(4)}`,
       HMAC_KEY: key(5),
       SUITE_CLIENT_ID: 'id',
       SUITE_CLIENT_SECRET: 'shh-client-secret',
+      METRICS_TOKEN: 'shh-metrics-token',
     });
     expect(JSON.stringify(config)).not.toContain('shh-client-secret');
+    expect(JSON.stringify(config)).not.toContain('shh-metrics-token');
+    expect(raw.metricsToken).toBe('shh-metrics-token');
     expect(JSON.stringify(config)).not.toContain(key(4));
     const secrets = new Secrets(
       { primaryId: 'a', keys: new Map([['a', Buffer.alloc(32)]]) },

@@ -137,6 +137,7 @@ export interface RawSecrets {
   readonly s3Credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly hcloudToken?: string;
   readonly smtpPassword?: string;
+  readonly metricsToken?: string;
 }
 
 export class ConfigError extends Error {
@@ -313,6 +314,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     },
     ...(env.COMPUTE_DRIVER === 'hetzner' && env.HCLOUD_TOKEN && { hcloudToken: env.HCLOUD_TOKEN }),
     ...(smtp?.password && { smtpPassword: smtp.password }),
+    ...(env.METRICS_TOKEN && { metricsToken: env.METRICS_TOKEN }),
     ...(env.S3_ACCESS_KEY_ID &&
       env.S3_SECRET_ACCESS_KEY && {
         s3Credentials: {

@@ -29,6 +29,7 @@ export async function resolveSecrets(
       raw.s3Credentials,
       raw.hcloudToken,
       raw.smtpPassword,
+      raw.metricsToken,
     );
   }
   if (config.env === 'production') throw new Error('Refusing to generate keys in production');
@@ -54,6 +55,7 @@ export async function resolveSecrets(
     raw.s3Credentials,
     raw.hcloudToken,
     raw.smtpPassword,
+    raw.metricsToken,
   );
 }
 

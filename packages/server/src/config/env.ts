@@ -114,6 +114,11 @@ export const EnvSchema = z.object({
   /** A job whose process fell silent this long (killed) is retried by another (seconds). */
   JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),
   REFRESH_TIMEOUT_MS: integer(10_000, 100, 120_000),
+  /**
+   * Bearer token that opens `GET /metrics` to other addresses than loopback. Secret; unset, only
+   * loopback may scrape.
+   */
+  METRICS_TOKEN: optional.pipe(z.string().min(16, 'at least 16 characters').optional()),
   SUITE_CLIENT_ID: optional,
   SUITE_CLIENT_SECRET: optional,
   SUITE_ISSUER: url.default('https://accounts.google.com'),

@@ -20,6 +20,8 @@ export class Secrets {
     readonly hcloudToken?: string,
     /** The password of `SMTP_URL`, percent-encoded as the URL held it. */
     readonly smtpPassword?: string,
+    /** Opens `GET /metrics` to addresses other than loopback (`Authorization: Bearer …`). */
+    readonly metricsToken?: string,
   ) {}
 
   toJSON(): string {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
+import ipaddr from 'ipaddr.js';
 
 /** How the service sits behind proxies: `Config['http']`'s part that `clientAddress` reads. */
 export interface ProxyTrust {
@@ -25,9 +26,21 @@ export function clientAddress(c: Context, trust: ProxyTrust): string {
     const forwarded = entries[Math.max(0, entries.length - trust.trustedProxyHops)];
     if (forwarded && isIP(forwarded)) return forwarded;
   }
+  return peerAddress(c);
+}
+
+/** The socket's peer, whatever the proxies wrote; `unknown` for in-memory requests. */
+export function peerAddress(c: Context): string {
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {
     return 'unknown';
   }
+}
+
+/** Whether the socket's peer is this host: 127.0.0.0/8 or ::1 (IPv4-mapped too). */
+export function isLoopbackPeer(c: Context): boolean {
+  const address = peerAddress(c);
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'loopback';
 }
