@@ -91,9 +91,10 @@ describe('progress of the long steps', () => {
       step.advance(1, 1_000_000);
       vi.advanceTimersByTime(250); // cli-progress redraws on its timer
       const shown = screenLines(text()).at(-1);
-      expect(shown).toMatch(/^Uploading \[#{6}\.{18}\] 25% 1\/4 files, 1\.0 MB\/4\.0 MB/);
       // 1 MB in 1 s: 3 MB to go takes 3 s at that rate.
-      expect(shown).toContain('1.0 MB/s, 3 s left');
+      expect(shown).toBe(
+        `Uploading [${'#'.repeat(8)}${'.'.repeat(22)}] 25% 1/4 files, 1.0/4.0 MB, 3s left, 1.0 MB/s`,
+      );
       tick(1000);
       step.advance(3, 3_000_000);
     });
@@ -114,7 +115,7 @@ describe('progress of the long steps', () => {
     );
     tick(2000);
     vi.advanceTimersByTime(2000);
-    expect(screenLines(text()).at(-1)).toBe('Asking the service… 2 s');
+    expect(screenLines(text()).at(-1)).toBe('Asking the service… 2s');
     answer('ok');
     expect(await asked).toBe('ok');
     expect(text().endsWith('\r\x1b[K')).toBe(true);

@@ -53,12 +53,25 @@ export interface ProgressStep {
   abort(): void;
 }
 
-const BAR_WIDTH = 24;
+/** The bar takes what the line leaves of the terminal's width, within these. */
+const MIN_BAR = 10;
+const MAX_BAR = 30;
 
 const seconds = (ms: number) => Math.max(0, ms) / 1000;
 
 const duration = (s: number) =>
-  s < 60 ? `${Math.ceil(s)} s` : `${Math.floor(s / 60)} min ${Math.ceil(s % 60)} s`;
+  s < 60
+    ? `${Math.ceil(s)}s`
+    : `${Math.floor(s / 60)}m${String(Math.ceil(s % 60)).padStart(2, '0')}s`;
+
+/** `50.3/120.0 MB`, the unit once when both share it. */
+function bytesOf(done: number, total: number): string {
+  const [doneText, totalText] = [formatBytes(done), formatBytes(total)];
+  const unit = totalText.slice(totalText.indexOf(' '));
+  return doneText.endsWith(unit)
+    ? `${doneText.slice(0, -unit.length)}/${totalText}`
+    : `${doneText}/${totalText}`;
+}
 
 /** `Scanned 3000 files, 120.0 MB in 4.2 s (28.6 MB/s)`: the line a step leaves. */
 export function summaryLine(label: string, summary: StepSummary): string {
@@ -106,10 +119,11 @@ export class Progress {
     let files = 0;
     let bytes = 0;
     let bar: SingleBar | undefined;
+    const columns = this.#stream.columns || 80;
+    let width = MIN_BAR;
     const line = () => {
       const ms = this.#now() - startedAt;
       const ratio = totalBytes > 0 ? bytes / totalBytes : totalFiles > 0 ? files / totalFiles : 1;
-      const filled = Math.round(Math.min(1, ratio) * BAR_WIDTH);
       const rate = ms > 0 ? bytes / seconds(ms) : 0;
       const left =
         bytes >= totalBytes
@@ -117,7 +131,10 @@ export class Progress {
           : rate > 0
             ? `, ${duration((totalBytes - bytes) / rate)} left`
             : '';
-      return `${labels.active} [${'#'.repeat(filled).padEnd(BAR_WIDTH, '.')}] ${Math.floor(ratio * 100)}% ${files}/${totalFiles} files, ${formatBytes(bytes)}/${formatBytes(totalBytes)}, ${formatBytes(rate)}/s${left}`;
+      // Time left before the rate: on a narrow terminal the end of the line is cut.
+      const rest = `${Math.floor(ratio * 100)}% ${files}/${totalFiles} files, ${bytesOf(bytes, totalBytes)}${left}, ${formatBytes(rate)}/s`;
+      const filled = Math.round(Math.min(1, ratio) * width);
+      return `${labels.active} [${'#'.repeat(filled).padEnd(width, '.')}] ${rest}`;
     };
     if (this.mode === 'bar') {
       bar = new SingleBar({
@@ -142,6 +159,12 @@ export class Progress {
       begin: (f, b) => {
         totalFiles = f;
         totalBytes = b;
+        // Fixed for the step (the longest the rest of the line gets), so the bar does not jitter.
+        const longest = `100% ${f}/${f} files, ${bytesOf(b, b)}, 59m59s left, 999.9 MB/s`;
+        width = Math.max(
+          MIN_BAR,
+          Math.min(MAX_BAR, columns - labels.active.length - longest.length - 4),
+        );
         bar?.start(Math.max(1, b), 0);
       },
       advance: (f, b) => {
@@ -168,7 +191,7 @@ export class Progress {
     if (this.mode !== 'bar') return work;
     const startedAt = this.#now();
     const draw = () =>
-      this.#stream.write(`\r\x1b[K${label}… ${Math.floor(seconds(this.#now() - startedAt))} s`);
+      this.#stream.write(`\r\x1b[K${label}… ${Math.floor(seconds(this.#now() - startedAt))}s`);
     draw();
     const timer = setInterval(draw, 1000);
     try {
