@@ -21,6 +21,11 @@ export const AppProviderEntry = z.object({
   tokenLifetime: z.string(),
   /** Labels of the optional scopes, by scope identifier (empty when scopes are fixed). */
   scopeLabels: z.record(z.string(), z.string()),
+  /**
+   * Whether the operator configured this provider's OAuth client on the service: only then can
+   * it be connected (else `authorizeApp` answers `provider_not_configured`).
+   */
+  configured: z.boolean(),
 });
 export type AppProviderEntry = z.infer<typeof AppProviderEntry>;
 
@@ -56,7 +61,9 @@ export const listAppProviders = defineEndpoint({
   path: '/api/apps/providers',
   auth: 'session-or-agent',
   tag: 'apps',
-  summary: 'The provider registry (public fields only); cacheable privately for 300 s.',
+  summary:
+    'The provider registry (public fields only), each with whether the operator configured it; ' +
+    'cacheable privately for 300 s.',
   response: { status: 200, body: z.array(AppProviderEntry) },
   errors: [],
 });

@@ -22,7 +22,7 @@ export function mountAppConnectionsRoutes(router: Router, ctx: AppContext) {
 
   router.mount(api.listAppProviders, async (_input, c) => {
     c.header('cache-control', 'private, max-age=300');
-    return providerEntries();
+    return providerEntries((provider) => appAuthorization.isConfigured(provider));
   });
   router.mount(api.authorizeApp, async ({ query }, c) => {
     const { url, browserBinding } = await appAuthorization.authorize(c.var.user.id, query);

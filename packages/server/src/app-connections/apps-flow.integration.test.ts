@@ -194,6 +194,12 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
         },
       });
       expect(Object.keys(res.body[0].scopeLabels)).toContain('drive.file');
+      // This service has all three configured (see apps-security for one that has not).
+      expect(res.body.map((p: { configured: boolean }) => p.configured)).toEqual([
+        true,
+        true,
+        true,
+      ]);
       // No OAuth URL or secret in the public projection.
       expect(JSON.stringify(res.body)).not.toMatch(/https?:\/\/|secret/i);
     }

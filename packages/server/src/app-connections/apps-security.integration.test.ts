@@ -94,6 +94,16 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
         apps.standIns.suite.env(),
         user.client,
       );
+      // The registry says so before anyone tries.
+      const providers = await process.get('/api/apps/providers');
+      expect(
+        Object.fromEntries(
+          providers.body.map((p: { provider: string; configured: boolean }) => [
+            p.provider,
+            p.configured,
+          ]),
+        ),
+      ).toEqual({ suite: true, code: false, music: false });
       const before = await appRowCounts(apps.t);
       expect(await process.get('/api/apps/authorize?provider=code')).toMatchObject({
         status: 503,

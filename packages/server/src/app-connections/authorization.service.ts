@@ -81,6 +81,11 @@ export function createAuthorizationService(deps: {
   }
 
   return {
+    /** Whether the operator configured the provider's OAuth client (it can be connected). */
+    isConfigured(provider: AppProvider): boolean {
+      return deps.clients[provider] !== undefined;
+    },
+
     /**
      * The provider's consent URL and the browser binding value, which the caller sets as a
      * cookie in the browser that asked. Refusals (scope, configuration, account) come first.

@@ -7,7 +7,8 @@ export type RevocationKind = 'rfc7009' | 'code-api' | 'none';
 
 /** A provider registry entry: the public projection plus what the OAuth flow needs. */
 export interface ProviderDefinition {
-  readonly entry: AppProviderEntry;
+  /** What `GET /api/apps/providers` shows, but whether the operator configured it. */
+  readonly entry: Omit<AppProviderEntry, 'configured'>;
   /** Scopes every connection of this provider asks for. */
   readonly baseScopes: readonly string[];
   /** Optional scopes by short name → the identifier sent to the provider. */
@@ -126,5 +127,7 @@ export const PROVIDERS: Readonly<Record<AppProvider, ProviderDefinition>> = {
 };
 
 /** The public registry, as `GET /api/apps/providers` answers it. */
-export const providerEntries = (): AppProviderEntry[] =>
-  Object.values(PROVIDERS).map((p) => p.entry);
+export const providerEntries = (
+  isConfigured: (provider: AppProvider) => boolean,
+): AppProviderEntry[] =>
+  Object.values(PROVIDERS).map((p) => ({ ...p.entry, configured: isConfigured(p.entry.provider) }));
