@@ -55,12 +55,18 @@ describe('progress of the long steps', () => {
       tick(2000);
       step.advance(2, 5_000_000);
     });
+    await progress.run('tarball', async (step) => {
+      step.begin(2, 143);
+      tick(400);
+      step.advance(2, 143);
+    });
     expect(text()).toBe(
-      'Scanned 3 files, 3.0 kB in 1.5 s (2.0 kB/s)\nUploaded 2 files, 5.0 MB in 2.0 s (2.5 MB/s)\n',
+      'Scanned 3 files, 3.0 kB in 1.5 s (2.0 kB/s)\nUploaded 2 files, 5.0 MB in 2.0 s (2.5 MB/s)\nPacked 2 files, 143 B in 0.4 s (358 B/s)\n',
     );
     expect(progress.steps).toEqual([
       { step: 'scan', files: 3, bytes: 3000, seconds: 1.5 },
       { step: 'upload', files: 2, bytes: 5_000_000, seconds: 2 },
+      { step: 'tarball', files: 2, bytes: 143, seconds: 0.4 },
     ]);
   });
 

@@ -76,7 +76,7 @@ function bytesOf(done: number, total: number): string {
 /** `Scanned 3000 files, 120.0 MB in 4.2 s (28.6 MB/s)`: the line a step leaves. */
 export function summaryLine(label: string, summary: StepSummary): string {
   const rate = summary.seconds > 0 ? summary.bytes / summary.seconds : 0;
-  return `${label} ${summary.files} files, ${formatBytes(summary.bytes)} in ${summary.seconds.toFixed(1)} s (${formatBytes(rate)}/s)`;
+  return `${label} ${summary.files} files, ${formatBytes(summary.bytes)} in ${summary.seconds.toFixed(1)} s (${formatBytes(Math.round(rate))}/s)`;
 }
 
 /**
@@ -132,7 +132,7 @@ export class Progress {
             ? `, ${duration((totalBytes - bytes) / rate)} left`
             : '';
       // Time left before the rate: on a narrow terminal the end of the line is cut.
-      const rest = `${Math.floor(ratio * 100)}% ${files}/${totalFiles} files, ${bytesOf(bytes, totalBytes)}${left}, ${formatBytes(rate)}/s`;
+      const rest = `${Math.floor(ratio * 100)}% ${files}/${totalFiles} files, ${bytesOf(bytes, totalBytes)}${left}, ${formatBytes(Math.round(rate))}/s`;
       const filled = Math.round(Math.min(1, ratio) * width);
       return `${labels.active} [${'#'.repeat(filled).padEnd(width, '.')}] ${rest}`;
     };
