@@ -6,7 +6,10 @@ import { ConfirmButton } from '../../components/ConfirmButton.js';
 const scopeName = (entry: AppProviderEntry, scope: string) =>
   entry.scopeLabels[scope] ?? entry.scopeLabels[scope.split('/').pop() ?? ''] ?? scope;
 
-/** One provider: what it covers, its optional scopes, and the account's connections to it. */
+/**
+ * One provider: what it covers, its optional scopes, and the account's connections to it. One the
+ * operator has not configured says so and offers no Connect (the service would refuse it).
+ */
 export function ProviderCard(props: {
   entry: AppProviderEntry;
   connections: AppConnection[];
@@ -27,7 +30,13 @@ export function ProviderCard(props: {
         Agents get <code>{entry.envVar}</code> for <code>{entry.tool.name}</code>; tokens{' '}
         {entry.tokenLifetime}.
       </p>
-      {scopeEntries.length > 0 && (
+      {!entry.configured && (
+        <p className="notice">
+          Not configured on this service: its operator has not set up {entry.displayName} yet, so it
+          cannot be connected.
+        </p>
+      )}
+      {entry.configured && scopeEntries.length > 0 && (
         <fieldset className="choices">
           <legend>Optional access</legend>
           {scopeEntries.map(([scope, label]) => (
@@ -42,9 +51,11 @@ export function ProviderCard(props: {
           ))}
         </fieldset>
       )}
-      <button type="button" className="primary" onClick={() => props.onConnect(scopes)}>
-        Connect {entry.displayName}
-      </button>
+      {entry.configured && (
+        <button type="button" className="primary" onClick={() => props.onConnect(scopes)}>
+          Connect {entry.displayName}
+        </button>
+      )}
       {props.connections.length > 0 && (
         <ul className="connections">
           {props.connections.map((connection) => (
@@ -57,7 +68,7 @@ export function ProviderCard(props: {
                 {connection.scopes.map((scope) => scopeName(entry, scope)).join(', ') ||
                   'basic access'}
               </div>
-              {connection.status === 'error' && (
+              {connection.status === 'error' && entry.configured && (
                 <button type="button" onClick={() => props.onConnect(scopes)}>
                   Reconnect
                 </button>
