@@ -5,10 +5,22 @@ import { TEST_ENV } from './test-context.js';
 import { parentEnv } from './test-db.js';
 
 const run = promisify(execFile);
-const entry = path.join(import.meta.dirname, '../src/admin/main.ts');
+/** What `npm run admin` runs: the launcher, which builds dist/admin when the sources changed. */
+export const ADMIN_LAUNCHER = path.join(import.meta.dirname, '../bin/admin.mjs');
 
-/** The real operator CLI, as `npm run admin -- …` runs it. */
+/** The real operator CLI, as `npm run admin -- …` runs it (in `cwd`, by default this one). */
 export const admin = (env: Record<string, string>, ...args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', entry, ...args], {
-    env: { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'silent', ...env },
+  adminIn(process.cwd(), env, ...args);
+
+/** `env` adds to the test's environment; a variable given as `undefined` is left out. */
+export const adminIn = (
+  cwd: string,
+  env: Record<string, string | undefined>,
+  ...args: string[]
+) => {
+  const merged = { ...parentEnv(), ...TEST_ENV, LOG_LEVEL: 'silent', ...env };
+  return run(process.execPath, [ADMIN_LAUNCHER, ...args], {
+    cwd,
+    env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
   });
+};

@@ -1,19 +1,23 @@
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
+import path from 'node:path';
 import type { ErrorEnvelope } from '@svc/contract';
 import { loadConfig } from '../config/config.js';
-import { resolveSecrets } from '../config/dev-keys.js';
-import { createContext, startContext, stopContext } from '../context.js';
-import { AppError, toErrorEnvelope } from '../errors.js';
-import { createLogger, subsystemLoggers } from '../logger.js';
-import { adminSocketPath } from './admin-socket.js';
-import { runAdminCommand } from './commands.js';
+import { adminSocketPath } from './socket-path.js';
 
 /** A command's result, or the service's error envelope (the HTTP interface's, `detail` included). */
 export type AdminOutcome = { result: unknown } | ErrorEnvelope;
 
+/** The CLI found no service data where it looked, and will not make a fresh database there. */
+export class NoDataDirError extends Error {
+  override name = 'NoDataDirError';
+}
+
 /**
  * Runs an operator command: through the running service's socket when one answers, else in this
  * process on the configured database (PGlite allows one process at a time, hence the socket).
+ * Without `DATA_DIR` and without `./data` it refuses: the service keeps its data elsewhere, and
+ * opening a fresh database here would answer about nothing (or create users nobody sees).
  */
 export async function runAdmin(
   env: Readonly<Record<string, string | undefined>>,
@@ -21,20 +25,19 @@ export async function runAdmin(
   args: Record<string, string>,
 ): Promise<AdminOutcome> {
   const { config, secrets: raw } = loadConfig(env);
+  const dataDir = path.resolve(config.dataDir);
+  if (!env.DATA_DIR && !existsSync(dataDir)) {
+    throw new NoDataDirError(
+      `No service data at ${dataDir}: DATA_DIR is not set and that directory does not exist.\n` +
+        "Set DATA_DIR to the service's data directory (the DATA_DIR it runs with), e.g.\n" +
+        `  DATA_DIR=/path/to/data npm run admin -- ${name}\n` +
+        'or start the service first (npm start creates ./data).',
+    );
+  }
   const viaSocket = await callSocket(adminSocketPath(config.dataDir), name, args);
   if (viaSocket) return viaSocket;
-  const loggers = subsystemLoggers(createLogger({ logLevel: 'warn' }));
-  const secrets = await resolveSecrets(config, raw, (message) => loggers.root.warn(message));
-  const ctx = await createContext(config, secrets, { loggers });
-  try {
-    await startContext(ctx, { work: false });
-    return { result: await runAdminCommand(ctx, name, args) };
-  } catch (error) {
-    if (error instanceof AppError) return toErrorEnvelope(error);
-    throw error;
-  } finally {
-    await stopContext(ctx);
-  }
+  const { runInProcess } = await import('./admin-local.js');
+  return runInProcess(config, raw, name, args);
 }
 
 /** The running service's answer, or `undefined` when no service listens on the socket. */

@@ -1,11 +1,11 @@
 import { chmod, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import path from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import { AppError, toErrorEnvelope } from '../errors.js';
 import { runAdminCommand } from './commands.js';
+import { adminSocketPath } from './socket-path.js';
 
 const isAnswering = (socketPath: string) =>
   new Promise<boolean>((resolve) => {
@@ -16,8 +16,6 @@ const isAnswering = (socketPath: string) =>
     });
     probe.once('error', () => resolve(false));
   });
-
-export const adminSocketPath = (dataDir: string) => path.join(dataDir, 'admin.sock');
 
 /**
  * Serves the operator's commands on a Unix socket in DATA_DIR, mode 600: only the account that

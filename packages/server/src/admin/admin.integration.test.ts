@@ -1,15 +1,16 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { admin } from '../../test/admin-cli.js';
+import { admin, adminIn } from '../../test/admin-cli.js';
 import { TestClient } from '../../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../../test/test-context.js';
 import { createApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
 import { resolveSecrets } from '../config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../context.js';
-import { adminSocketPath, startAdminSocket } from './admin-socket.js';
+import { startAdminSocket } from './admin-socket.js';
+import { adminSocketPath } from './socket-path.js';
 
 describe('operator CLI', () => {
   let dir = '';
@@ -47,6 +48,13 @@ describe('operator CLI', () => {
     ).rejects.toMatchObject({
       stderr: expect.stringContaining('slug_taken'),
     });
+    // Lists, from the database itself: JSON when stdout is no terminal, and with --json.
+    const users = JSON.parse((await admin(env, 'list', 'users')).stdout);
+    expect(users).toEqual([expect.objectContaining({ email: 'op@example.com', name: 'Op' })]);
+    expect(JSON.parse((await admin(env, 'list', 'orgs', '--json')).stdout)).toEqual([
+      expect.objectContaining({ slug: 'acme', members: 1, subscriptionActive: false }),
+    ]);
+    expect(JSON.parse((await admin(env, 'list', 'plain-vms')).stdout)).toEqual([]);
 
     // Service up: it holds the PGlite database, so only the socket path can work.
     const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
@@ -124,6 +132,21 @@ describe('operator CLI', () => {
       ).token;
       expect(renewed).toMatch(new RegExp(`^svc1\\.${created.body.id}\\.2\\.`));
 
+      // Lists through the socket: the rows the service holds.
+      const orgs = JSON.parse((await admin(env, 'list', 'orgs', '--json')).stdout);
+      expect(orgs).toEqual([
+        expect.objectContaining({ slug: 'acme', members: 2, subscriptionActive: true }),
+      ]);
+      const emails = JSON.parse((await admin(env, 'list', 'users')).stdout).map(
+        (u: { email: string }) => u.email,
+      );
+      expect(emails.sort()).toEqual(['member@example.com', 'op@example.com']);
+      const agents = JSON.parse((await admin(env, 'list', 'agents', '--json')).stdout);
+      expect(agents).toEqual([
+        expect.objectContaining({ id: created.body.id, account: 'acme', cohort: 'legacy' }),
+      ]);
+      expect(JSON.parse((await admin(env, 'list', 'plain-vms')).stdout)).toEqual([]);
+
       const migrate = await admin(env, 'migrate');
       expect(JSON.parse(migrate.stdout)).toEqual({ applied: [] });
     } finally {
@@ -131,4 +154,20 @@ describe('operator CLI', () => {
       await stopContext(ctx);
     }
   }, 300_000);
+
+  it('refuses to make a fresh ./data when DATA_DIR is unset: it says where it looked', async () => {
+    const cwd = await mkdtemp(path.join(tmpdir(), 'svc-admin-cwd-'));
+    try {
+      const failed = await adminIn(cwd, { DATA_DIR: undefined }, 'list', 'users').then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stderr).toContain(path.join(cwd, 'data'));
+      expect(failed?.stderr).toContain('Set DATA_DIR');
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

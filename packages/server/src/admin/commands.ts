@@ -1,8 +1,6 @@
 import { Email, Password, Role, Slug } from '@svc/contract';
 import { z } from 'zod';
-import { reencryptTokens } from '../app-connections/reencrypt-tokens.js';
 import type { AppContext } from '../context.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../errors.js';
 
 interface AdminCommand<A extends z.ZodType = z.ZodType> {
@@ -13,11 +11,16 @@ interface AdminCommand<A extends z.ZodType = z.ZodType> {
   readonly positional?: readonly string[];
   /** Options that are switches (`--regenerate`), passed on as "true". */
   readonly flags?: readonly string[];
+  /** Answers a list of rows: a table on a terminal. */
+  readonly list?: boolean;
   run(ctx: AppContext, args: z.infer<A>): Promise<unknown>;
 }
 
 const command = <A extends z.ZodType>(c: AdminCommand<A>) => c as unknown as AdminCommand;
 const AccountRef = z.string().min(1).describe('account slug or id');
+// The CLI loads this table to parse its options before it knows whether a service will answer:
+// what only runs in-process is imported when it runs, so asking the service stays quick.
+const listings = () => import('./listings.repo.js');
 
 /**
  * The operator's commands. The same table runs inside the service (over the admin socket) and in
@@ -27,7 +30,10 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
   migrate: command({
     summary: 'Apply pending database migrations',
     args: z.object({}),
-    run: async (ctx) => ({ applied: await migrateToLatest(ctx.database.db.withoutPlugins()) }),
+    run: async (ctx) => {
+      const { migrateToLatest } = await import('../db/migrate.js');
+      return { applied: await migrateToLatest(ctx.database.db.withoutPlugins()) };
+    },
   }),
   'create-user': command({
     summary: 'Create a user and their personal account',
@@ -81,7 +87,34 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
   'reencrypt-tokens': command({
     summary: 'Seal every stored app connection token again with the primary ENCRYPTION_KEYS key',
     args: z.object({}),
-    run: (ctx) => reencryptTokens(ctx.database, ctx.tokenCipher),
+    run: async (ctx) => {
+      const { reencryptTokens } = await import('../app-connections/reencrypt-tokens.js');
+      return reencryptTokens(ctx.database, ctx.tokenCipher);
+    },
+  }),
+  'list users': command({
+    summary: 'List every user (newest first)',
+    args: z.object({}),
+    list: true,
+    run: async (ctx) => (await listings()).listUsers(ctx.database.db),
+  }),
+  'list orgs': command({
+    summary: 'List every organization with its member count and subscription',
+    args: z.object({}),
+    list: true,
+    run: async (ctx) => (await listings()).listOrganizations(ctx.database.db),
+  }),
+  'list agents': command({
+    summary: 'List every Agent with its account and state',
+    args: z.object({}),
+    list: true,
+    run: async (ctx) => (await listings()).listAgents(ctx.database.db),
+  }),
+  'list plain-vms': command({
+    summary: 'List every Plain VM with its account and state',
+    args: z.object({}),
+    list: true,
+    run: async (ctx) => (await listings()).listPlainVms(ctx.database.db),
   }),
   subscription: command({
     summary: "Turn an account's subscription on or off",

@@ -1,13 +1,15 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config/config.js';
-import { type AdminOutcome, runAdmin } from './admin-client.js';
+import { type AdminOutcome, NoDataDirError, runAdmin } from './admin-client.js';
 import { adminCommands } from './commands.js';
 import { registerImageCommands } from './images.js';
+import { formatResult } from './output.js';
 
 /** `npm run admin -- <command> [--option value]…`: see `runAdmin` for where it runs. */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('admin').description('Operator commands for the svc control plane');
   let outcome: AdminOutcome | undefined;
+  let output = { json: false, terminal: false, list: false };
   let scriptExit: number | undefined;
   registerImageCommands(program, (code) => {
     scriptExit = code;
@@ -25,9 +27,15 @@ async function main(argv: string[]): Promise<number> {
       if (entry.flags?.includes(key)) cmd.option(`--${key}`, field.description ?? key);
       else cmd.option(`--${key} <value>`, field.description ?? key);
     }
+    cmd.option('--json', 'print the answer as JSON (the default when stdout is not a terminal)');
     cmd.action(async (...received: unknown[]) => {
       const positional = entry.positional ?? [];
-      const options = received[positional.length] as Record<string, unknown>;
+      const { json, ...options } = received[positional.length] as Record<string, unknown>;
+      output = {
+        json: json === true,
+        terminal: process.stdout.isTTY === true,
+        list: entry.list === true,
+      };
       const args: Record<string, string> = Object.fromEntries(
         Object.entries(options).map(([key, value]) => [key, String(value)]),
       );
@@ -49,9 +57,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`${outcome.error}: ${why ?? fallback ?? outcome.error}`);
     return 1;
   }
-  // Text (a message) prints as it is; anything else as JSON, for scripts.
-  const { result } = outcome;
-  console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
+  console.log(formatResult(outcome.result, output));
   return 0;
 }
 
@@ -60,7 +66,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(error instanceof ConfigError ? error.message : error);
+    const known = error instanceof ConfigError || error instanceof NoDataDirError;
+    console.error(known ? error.message : error);
     process.exitCode = 1;
   },
 );

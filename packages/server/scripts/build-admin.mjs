@@ -1,0 +1,77 @@
+// `npm run build:admin`: the operator CLI as JavaScript in dist/admin/ (main.mjs and the chunks it
+// imports when it needs them), so that `npm run admin` starts on plain Node without compiling
+// TypeScript. Our sources (the server's and @svc/contract's) are bundled; every other package stays
+// an import that Node resolves from the repository's node_modules at run time (PGlite finds its
+// WebAssembly beside its own files). Code splitting keeps the path that asks a running service
+// small: the service's own code (the context, the database, pg-boss) is a chunk loaded only when
+// the CLI opens the database itself.
+// Plain JavaScript: the launcher (bin/admin.mjs) runs it before anything can load TypeScript.
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.join(import.meta.dirname, '..');
+export const ADMIN_ENTRY = path.join(root, 'src/admin/main.ts');
+export const ADMIN_BUILD_DIR = path.join(root, 'dist/admin');
+export const ADMIN_BUILD = path.join(ADMIN_BUILD_DIR, 'main.mjs');
+
+/**
+ * Bundled code keeps its sources' `import.meta`: paths a module finds beside itself (the images
+ * script, the dashboard, the local driver's files) resolve as they do when it runs from src/.
+ */
+const sourceLocations = {
+  name: 'source-locations',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const contents = source
+        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
+        .replaceAll('import.meta.filename', JSON.stringify(args.path))
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href));
+      return { contents, loader: 'ts' };
+    });
+  },
+};
+
+/** Every package but our TypeScript ones (`@svc/contract`) stays external. */
+const externalPackages = {
+  name: 'external-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path === '@svc/contract' || args.path.startsWith('@svc/contract/')
+        ? undefined
+        : { path: args.path, external: true },
+    );
+  },
+};
+
+/**
+ * Builds into a folder of its own and swaps it in whole, so no start reads half a build (the
+ * launcher serializes builds; a process still running the old build keeps what it loaded).
+ */
+export async function buildAdmin(outdir = ADMIN_BUILD_DIR) {
+  const temporary = `${outdir}.${process.pid}.tmp`;
+  try {
+    await build({
+      entryPoints: { main: ADMIN_ENTRY },
+      outdir: temporary,
+      outExtension: { '.js': '.mjs' },
+      chunkNames: 'chunks/[name]-[hash]',
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      plugins: [sourceLocations, externalPackages],
+      logLevel: 'warning',
+    });
+    await mkdir(path.dirname(outdir), { recursive: true });
+    await rm(outdir, { recursive: true, force: true });
+    await rename(temporary, outdir);
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await buildAdmin();
