@@ -127,4 +127,23 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     expect(new URL(page.url()).host).toBe(new URL(agent.url).host);
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
+
+  it("names the Agent in its pages' titles and header, and links back to its dashboard page", async () => {
+    const { url } = (await t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(url);
+    await expect.poll(() => page.title()).toBe('Home · browser agent');
+    await page.locator('header strong', { hasText: 'browser agent' }).waitFor();
+    await page.getByRole('link', { name: 'Terminal' }).click();
+    await expect.poll(() => page.title()).toBe('Terminal · browser agent');
+    await screenshot(page, 'gateway-titled');
+    const back = page.getByRole('link', { name: 'Dashboard' });
+    expect(await back.getAttribute('href')).toBe(`${server.baseUrl}/dashboard/agents/${agent.id}`);
+    // This browser has no dashboard session: the Agent's page asks for a sign-in first.
+    await back.click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(page.url()).toContain(encodeURIComponent(`/dashboard/agents/${agent.id}`));
+    expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+  }, 60_000);
 });
