@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   stage: () => import('./stage.js'),
   machines: () => import('./machines.js'),
   search: () => import('./search.js'),
+  cli: () => import('./cli.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

@@ -27,7 +27,7 @@ describe('svc', () => {
     const t = io();
     expect(await run([], t.io)).toBe(0);
     expect(t.out()).toMatch(/^Usage: svc/);
-    expect(t.out()).toMatch(/where\s+Show the service URL/);
+    expect(t.out()).toMatch(/where \[options\]\s+Show the service URL/);
     expect(t.out()).toMatch(/gateway \[options\]\s+Serve this Agent's editor and terminal/);
     expect(t.out()).toMatch(/onboard \[options\]\s+Install the svc agent skill/);
   });
@@ -56,6 +56,9 @@ describe('svc', () => {
     expect(await run(['where'], t.io)).toBe(0);
     expect(t.out()).toBe('service: http://127.0.0.1:8080\nagent:   a1\n');
     expect(t.out()).not.toContain('svc1.a1.1.mac');
+    const json = io({ HOME: home });
+    expect(await run(['where', '--json'], json.io)).toBe(0);
+    expect(JSON.parse(json.out())).toEqual({ service: 'http://127.0.0.1:8080', agentId: 'a1' });
     // The environment wins over the file.
     const fromEnv = await loadAgentCredentials({
       HOME: home,

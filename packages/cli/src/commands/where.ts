@@ -7,8 +7,14 @@ export const whereCommand: CliCommand = {
     program
       .command('where')
       .description('Show the service URL and Agent id this CLI uses')
-      .action(async () => {
+      .option('--json', 'print them as JSON')
+      .action(async (options: { json?: boolean }) => {
         const credentials = await requireAgentCredentials(io.env);
+        if (options.json) {
+          const { apiUrl, agentId } = credentials;
+          io.stdout.write(`${JSON.stringify({ service: apiUrl, agentId: agentId ?? null })}\n`);
+          return;
+        }
         io.stdout.write(
           `service: ${credentials.apiUrl}\nagent:   ${credentials.agentId ?? '(unknown)'}\n`,
         );
