@@ -48,13 +48,16 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
     return { code, out: out.join(''), err: err.join('') };
   }
 
-  it('providers: the registry with env vars and scope labels', async () => {
-    const res = await svc('apps', 'providers');
+  it('svc apps (or providers): the registry, whether each is configured, env vars and scopes', async () => {
+    const res = await svc('apps');
     expect(res.code).toBe(0);
-    expect(res.out).toMatch(/suite .*GOG_ACCESS_TOKEN/);
-    expect(res.out).toMatch(/code .*GH_TOKEN/);
-    expect(res.out).toMatch(/music .*SPOTIFY_ACCESS_TOKEN/);
+    expect((await svc('apps', 'providers')).out).toBe(res.out);
+    expect(res.out).toMatch(/^suite {2}Productivity suite: configured\n.*GOG_ACCESS_TOKEN/m);
+    expect(res.out).toMatch(/^code .*: configured\n.*GH_TOKEN/m);
+    expect(res.out).toMatch(/^music .*: configured\n.*SPOTIFY_ACCESS_TOKEN/m);
     expect(res.out).toContain('scope drive.file:');
+    const json = await svc('apps', '--json');
+    expect(JSON.parse(json.out)).toEqual((await user.client.get('/api/apps/providers')).body);
   });
 
   it('<provider>: writes apps.env (600) and one profile line; list shows it configured', async () => {
@@ -82,8 +85,19 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
     expect(bashrc.startsWith('# mine\nalias ll="ls -l"\n')).toBe(true);
     expect(bashrc.match(/crabglamp\/apps\.env/g)).toHaveLength(2); // one line, named twice
     const list = await svc('apps', 'list');
-    expect(list.out).toMatch(/code\s+octo@example\.test\s+active\s+configured here/);
-    expect(list.out).toMatch(/music\s+dj@example\.test\s+active\s+configured here/);
+    expect(list.out).toMatch(
+      /code\s+octo@example\.test {2}works \(token valid until .*\) {2}set up here/,
+    );
+    expect(list.out).toMatch(/music\s+dj@example\.test {2}works .* {2}set up here/);
+    const json = JSON.parse((await svc('apps', 'list', '--json')).out);
+    expect(json).toContainEqual(
+      expect.objectContaining({
+        provider: 'code',
+        account: 'octo@example.test',
+        state: 'works',
+        isSetUpHere: true,
+      }),
+    );
   });
 
   it('refresh <provider>: a new token once the old one is about to expire', async () => {
@@ -112,6 +126,10 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
     apps.standIns.music.faults = {};
     expect(dead.code).toBe(1);
     expect(dead.err).toMatch(/reconnect it in the dashboard/);
+    // The list tells the real state: the connection is broken now, not merely listed.
+    expect((await svc('apps', 'list')).out).toMatch(
+      /music\s+dj@example\.test {2}it was revoked, expired or deleted: reconnect it in the dashboard/,
+    );
     const none = await svc('apps', 'suite');
     expect(none.code).toBe(1);
     expect(none.err).toMatch(/no suite connection .* connect Productivity suite in the dashboard/);
