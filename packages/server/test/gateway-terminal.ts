@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { localRequest } from './localhost-http.js';
+import { localhostLookup, localRequest } from './localhost-http.js';
 
 /**
  * A browser's cookie for an Agent's gateway at `base` (any URL of it: its address, or its URL
@@ -29,7 +29,7 @@ export function openTerminal(base: string, cookie: string): Promise<Terminal> {
   const origin = new URL(base).origin;
   const url = new URL('/_svc/terminal/ws?cols=200&rows=50', base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(url, { headers: { cookie, origin } });
+  const ws = new WebSocket(url, { headers: { cookie, origin }, lookup: localhostLookup });
   let screen = '';
   ws.on('message', (data) => {
     screen += String(data);

@@ -80,7 +80,7 @@ export class TerminalSessions {
 
   #spawn(size: { cols: number; rows: number }): Session {
     const shell = this.env.SHELL || (process.platform === 'linux' ? '/bin/bash' : '/bin/sh');
-    const child = pty.spawn(shell, ['-l'], {
+    const child = pty.spawn(shell, shellArgs(shell, this.env.SVC_TERMINAL_PATH), {
       name: 'xterm-256color',
       cols: size.cols,
       rows: size.rows,
@@ -119,6 +119,16 @@ function resizeQuietly(terminal: pty.IPty | undefined, cols: number, rows: numbe
   try {
     terminal?.resize(cols, rows);
   } catch {}
+}
+
+/**
+ * A login shell, as on any machine. With `SVC_TERMINAL_PATH` (directories the machine has on
+ * PATH outside the system's, such as the local driver's `bin/` with `svc` in it), the login shell
+ * reads the profile (which sets PATH anew), puts them in front and becomes an interactive shell.
+ */
+function shellArgs(shell: string, extraPath: string | undefined): string[] {
+  if (!extraPath) return ['-l'];
+  return ['-l', '-c', 'PATH="$0:$PATH"; export PATH; exec "$1" -i', extraPath, shell];
 }
 
 /**

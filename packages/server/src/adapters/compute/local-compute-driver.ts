@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ensureCliBuild } from '@svc/cli/ensure-build';
 import type { FirewallRule } from '@svc/contract';
 import type { Logger } from '../../logger.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
@@ -31,10 +31,13 @@ interface MachineRecord {
   gatewayPort?: number;
 }
 
-/** `svc`, as installed on every Agent: its gateway is the Agent machine's process. */
-const svcBin = () => createRequire(import.meta.url).resolve('@svc/cli/bin/svc.js');
 const SUPERVISE_INTERVAL_MS = 2_000;
 const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
+/**
+ * An Agent's `bin/` (beside its home): `svc` and `node`, as every Agent has them on its PATH
+ * (`/usr/local/bin` on Incus and Hetzner). `svc` runs the repository's build of it.
+ */
+const MACHINE_BIN = 'bin';
 
 /**
  * VMs on this host: each is `root/<id>/` with a persistent `home/`, and "running" is a real
@@ -124,7 +127,9 @@ export class LocalComputeDriver implements ComputeDriver {
     // Its port taken by something else while it was off: answering there would be an impostor.
     // (A process just killed may hold its socket a moment after it is gone from /proc.)
     if (port && !(await portFrees(port, 3_000))) throw new Error(`port ${port} of ${id} is taken`);
-    record.pid = this.#spawn(record);
+    // Agents run the built `svc` (built first when missing or stale), as Incus Agents do.
+    const svc = record.gatewayPort ? await this.#installSvc(record.id) : undefined;
+    record.pid = this.#spawn(record, svc);
     record.status = 'running';
     await this.#write(record);
     // Running means reachable: up once its own SSH server or gateway answers.
@@ -216,24 +221,46 @@ export class LocalComputeDriver implements ComputeDriver {
     return isOurs(record?.pid, id);
   }
 
-  #spawn(record: MachineRecord): number {
+  /**
+   * Puts `svc` (a shim running the build) and `node` in the Agent's `bin/`; answers the build's
+   * entry. Rewritten at each start, so a machine follows the repository's build and Node.
+   */
+  async #installSvc(id: string): Promise<string> {
+    const entry = await ensureCliBuild({
+      onBuild: () => this.log.info({ machineId: id }, 'building svc for the local machines'),
+    });
+    const bin = path.join(this.root, id, MACHINE_BIN);
+    await mkdir(bin, { recursive: true });
+    const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+    await writeFile(
+      path.join(bin, 'svc'),
+      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(entry)} "$@"\n`,
+      { mode: 0o755 },
+    );
+    await rm(path.join(bin, 'node'), { force: true });
+    await symlink(process.execPath, path.join(bin, 'node'));
+    return entry;
+  }
+
+  #spawn(record: MachineRecord, svc: string | undefined): number {
     const home = this.homeOf(record.id);
     const dir = path.join(this.root, record.id);
     const console = openSync(path.join(dir, 'console.log'), 'a');
     const marker = `--svc-machine=${record.id}`;
-    const args = record.sshPort
-      ? sshProgramArgs(dir, marker, record.sshPort)
-      : [svcBin(), 'gateway', marker];
+    const bin = path.join(dir, MACHINE_BIN);
+    const args = svc ? [svc, 'gateway', marker] : sshProgramArgs(dir, marker, record.sshPort ?? 0);
     // Detached: machines outlive a restart of the service, as VMs would.
     const child = spawn(process.execPath, args, {
       cwd: home,
       env: {
-        PATH: MACHINE_PATH,
+        PATH: svc ? `${bin}:${MACHINE_PATH}` : MACHINE_PATH,
         HOME: home,
         ...record.env,
-        ...(record.gatewayPort && {
+        ...(svc && {
           SVC_GATEWAY_PORT: String(record.gatewayPort),
           SVC_GATEWAY_HOST: LOOPBACK,
+          // A login shell's profile sets PATH anew; the terminal puts `bin/` back in front.
+          SVC_TERMINAL_PATH: bin,
         }),
       },
       detached: true,
