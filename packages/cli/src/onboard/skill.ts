@@ -12,8 +12,9 @@ description: Use the svc CLI on this Agent to get access tokens for the user's c
 
 The user connects apps in the dashboard; this Agent can then get short-lived access tokens.
 
-- \`svc apps providers\` lists the providers and what each covers.
-- \`svc apps list\` lists the connections this Agent can use.
+- \`svc apps\` lists the providers, whether this service has each configured, and what each covers.
+- \`svc apps list\` lists the connections this Agent can use and whether each works right now.
+  Add \`--json\` to either to read it as JSON.
 - \`svc apps <provider>\` (\`suite\`, \`code\` or \`music\`) writes the access token and account to
   \`~/.crabglamp/apps.env\` (loaded by new shells): \`GOG_ACCESS_TOKEN\`/\`GOG_ACCOUNT\`,
   \`GH_TOKEN\`/\`GH_ACCOUNT\`, \`SPOTIFY_ACCESS_TOKEN\`/\`SPOTIFY_ACCOUNT\`. Run \`source ~/.crabglamp/apps.env\`
