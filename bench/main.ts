@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   machines: () => import('./machines.js'),
   search: () => import('./search.js'),
   cli: () => import('./cli.js'),
+  admin: () => import('./admin.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

@@ -1,3 +1,4 @@
+import { collectDefaultMetrics } from 'prom-client';
 import { startAdminSocket } from './admin/admin-socket.js';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
@@ -31,6 +32,9 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
     );
   }
   const ctx = await createContext(config, secrets, { loggers });
+  // The process's own (CPU, memory, event loop lag), beside the service's; in the process entry
+  // only, since it watches the event loop from registration on.
+  collectDefaultMetrics({ register: ctx.metrics.registry });
   await startContext(ctx, { work: role === 'all' || role === 'worker' });
 
   const closers: (() => Promise<void>)[] = [];
