@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from '../../../logger.js';
@@ -299,6 +301,9 @@ export class IncusComputeDriver implements ComputeDriver {
    */
   async #updateCli(instance: Instance) {
     if (!isAgentInstance(instance)) return;
+    // The repository's own build is made current first (built when older than the sources), as
+    // the local driver's machines get it; a build elsewhere is taken as it is.
+    if (path.resolve(this.options.cliBuildDir) === CLI_BUILD_DIR) await ensureCliBuild();
     const build = await readCliBuild(this.options.cliBuildDir);
     if (!build || instance.config[CLI_BUILD_KEY] === build.hash) return;
     await pushCliBuild(this.#client, instance.name, this.options.cliBuildDir, build);
