@@ -15,6 +15,7 @@ export const plainVmJobs = (deps: LifecycleJobsDeps) =>
         user: defaultUserOf(vm.osImageKey),
         authorizedKeys: vm.authorizedKeys,
         ...(vm.passwordHash && { passwordHash: vm.passwordHash }),
+        hostname: vm.name,
       };
       return {
         id: vm.id,
@@ -24,7 +25,7 @@ export const plainVmJobs = (deps: LifecycleJobsDeps) =>
         bootstrapEnv: {},
         labels: { managedBy: 'svc', kind: 'plain_vm', plainVmId: vm.id },
         userData: buildUserData({
-          hostname: vm.name,
+          hostname: login.hostname,
           defaultUser: login.user,
           authorizedKeys: login.authorizedKeys,
           ...(login.passwordHash && { passwordHash: login.passwordHash }),

@@ -20,6 +20,8 @@ export interface ServerLogin {
   readonly authorizedKeys: readonly string[];
   /** crypt(3) SHA-512 hash of the one-time password, when password login is enabled. */
   readonly passwordHash?: string;
+  /** The VM's name, which `userData` makes its hostname: the local driver shows it in the prompt. */
+  readonly hostname?: string;
 }
 
 export interface CreateServerSpec {

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair, ssh } from '../../../test/openssh.js';
+import { openSshTerminal } from '../../../test/ssh-terminal.js';
 import { createLocalTestContext, signUpUser } from '../../../test/test-context.js';
 import { waitFor } from '../../../test/wait.js';
 import type { LocalComputeDriver } from './local-compute-driver.js';
@@ -92,6 +93,65 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
     expect(await driver.isProcessAlive(vm.id)).toBe(Boolean(pid));
   });
 
+  it('gives the default user an interactive shell with a terminal: typed commands run, the window resizes, Ctrl-C interrupts, leaving hangs up', async () => {
+    const port = vm.ssh?.port as number;
+    const home = driver.homeOf(vm.id);
+    const term = await openSshTerminal(port, 'ubuntu', chosen.file, { cols: 100, rows: 30 });
+    try {
+      // The prompt names the image's default user and the VM, in its home (`~`).
+      const prompt = /ubuntu@box:~\$ $/;
+      await term.waitFor(prompt);
+      // Typed text comes back through the terminal (echoed, \n shown as \r\n; a line may start
+      // with bash's bracketed-paste switch, then \r).
+      let mark = term.output().length;
+      term.type('echo $((6*7))\r');
+      await term.waitFor(/[\r\n]42\r\n/, mark);
+      mark = term.output().length;
+      term.type('echo "$USER $LOGNAME $HOME $TERM"; pwd; tty\r');
+      await term.waitFor(
+        new RegExp(`[\r\n]ubuntu ubuntu ${home} xterm\r\n${home}\r\n/dev/pts/\\d+\r\n`),
+        mark,
+      );
+
+      mark = term.output().length;
+      term.type('stty size\r');
+      await term.waitFor(/[\r\n]30 100\r\n/, mark);
+      term.resize(120, 40);
+      mark = term.output().length;
+      term.type('stty size\r');
+      await term.waitFor(/[\r\n]40 120\r\n/, mark);
+
+      // Ctrl-C reaches the foreground command through the terminal, and the prompt returns.
+      term.type('sleep 4242\r');
+      await waitFor(() => hasProcess('4242'), 20_000, 'sleep 4242 running');
+      mark = term.output().length;
+      term.type('\x03');
+      await term.waitFor(/\^C\r\n.*ubuntu@box:~\$ $/s, mark);
+      expect(await hasProcess('4242')).toBe(false);
+      mark = term.output().length;
+      term.type('echo "status $?"\r');
+      await term.waitFor(/[\r\n]status 130\r\n/, mark);
+
+      // A client that goes away hangs up the shell and what runs in it.
+      term.type('sleep 4343\r');
+      await waitFor(() => hasProcess('4343'), 20_000, 'sleep 4343 running');
+    } finally {
+      term.close();
+    }
+    await waitFor(async () => !(await hasProcess('4343')), 20_000, 'sleep 4343 gone');
+  });
+
+  it('ends the session with the status of the shell', async () => {
+    const term = await openSshTerminal(vm.ssh?.port as number, 'ubuntu', chosen.file, {
+      cols: 80,
+      rows: 24,
+    });
+    await term.waitFor(/ubuntu@box:~\$ $/);
+    term.type('exit 5\r');
+    expect(await term.exit).toEqual({ code: 5 });
+    term.close();
+  });
+
   it('keeps the home across stop and start, and destroy removes the machine', async () => {
     const port = vm.ssh?.port as number;
     await ssh(port, 'ubuntu', chosen.file, 'echo kept > note.txt');
@@ -115,3 +175,13 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
     expect(await driver.isProcessAlive(vm.id)).toBe(false);
   });
 });
+
+/** Whether a `sleep <seconds>` process runs on this host. */
+async function hasProcess(seconds: string): Promise<boolean> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline === `sleep\0${seconds}\0`) return true;
+  }
+  return false;
+}

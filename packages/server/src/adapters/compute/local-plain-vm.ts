@@ -61,6 +61,7 @@ export async function readSshAccess(dir: string, home: string): Promise<SshAcces
     authorizedKeys: login.authorizedKeys,
     ...(login.passwordHash && { passwordHash: login.passwordHash }),
     home,
+    ...(login.hostname && { hostname: login.hostname }),
     // No readable rule set lets nobody in, as a firewall that failed closed would.
     rules: (await readFirewall(dir)) ?? [],
   };

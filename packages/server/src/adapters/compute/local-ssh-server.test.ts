@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
-import { Client, utils } from 'ssh2';
+import { Client, type ClientChannel, utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair as makeKeyPair, ssh as openssh } from '../../../test/openssh.js';
 import { createLogger } from '../../logger.js';
@@ -87,6 +87,71 @@ describe('local Plain VM SSH server', () => {
   });
 });
 
+describe('local Plain VM SSH server: sessions', () => {
+  let server: Awaited<ReturnType<typeof startSshServer>>;
+  let home: string;
+
+  beforeAll(async () => {
+    home = mkdtempSync(path.join(tmpdir(), 'svc-ssh-home-'));
+    server = await startSshServer({
+      hostKey: utils.generateKeyPairSync('ed25519').private,
+      log: createLogger({ logLevel: 'silent' }),
+      access: () => ({
+        user: 'debian',
+        authorizedKeys: [],
+        passwordHash: hashPasswordForShadow('one-time'),
+        home,
+        rules: DEFAULT_FIREWALL_RULES,
+      }),
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('gives a command a terminal only when the client asks for one', async () => {
+    const withTerminal = await session(server.port, (client, done) =>
+      client.exec(
+        'tty; stty size; echo "$TERM $USER"',
+        { pty: { term: 'vt220', cols: 90, rows: 20 } },
+        done,
+      ),
+    );
+    expect(withTerminal.stdout).toMatch(/^\/dev\/pts\/\d+\r\n20 90\r\nvt220 debian\r\n$/);
+    expect(withTerminal.exit).toEqual({ code: 0 });
+    const withPipes = await session(server.port, (client, done) =>
+      client.exec('tty; echo "$USER"', done),
+    );
+    expect(withPipes).toEqual({ stdout: 'not a tty\ndebian\n', exit: { code: 0 } });
+  });
+
+  it('runs a shell without a terminal through pipes, without prompts', async () => {
+    const res = await session(server.port, (client, done) =>
+      client.shell(false, (err, channel) => {
+        done(err, channel);
+        channel?.end('echo "$HOME"; pwd\nexit 4\n');
+      }),
+    );
+    expect(res).toEqual({ stdout: `${home}\n${home}\n`, exit: { code: 4 } });
+  });
+
+  it('passes a signal from the client on to the command, with or without a terminal', async () => {
+    for (const pty of [false, { term: 'xterm', cols: 80, rows: 24 }]) {
+      const res = await session(server.port, (client, done) =>
+        client.exec('echo started; exec sleep 100', { pty }, (err, channel) => {
+          done(err, channel);
+          channel?.once('data', () => channel.signal('TERM'));
+        }),
+      );
+      expect(res).toEqual({
+        stdout: pty ? 'started\r\n' : 'started\n',
+        exit: { signal: 'SIGTERM' },
+      });
+    }
+  });
+});
+
 describe('local Plain VM SSH server: failed logins', () => {
   let nowMs = Date.now();
   let server: Awaited<ReturnType<typeof startSshServer>>;
@@ -145,4 +210,44 @@ function passwordLogin(port: number, password: string, localAddress?: string) {
       ...(localAddress && { localAddress }),
     });
   });
+}
+
+/**
+ * Logs in as `debian` with the password, opens one session with `open` and resolves with what it
+ * printed and how it ended.
+ */
+function session(
+  port: number,
+  open: (client: Client, done: (err: Error | undefined, channel?: ClientChannel) => void) => void,
+) {
+  return new Promise<{ stdout: string; exit: { code?: number; signal?: string } }>(
+    (resolve, reject) => {
+      const client = new Client();
+      client.on('error', reject);
+      client.on('ready', () =>
+        open(client, (err, channel) => {
+          if (err || !channel) return reject(err);
+          let stdout = '';
+          let exit: { code?: number; signal?: string } = {};
+          channel.on('data', (data: Buffer) => {
+            stdout += data.toString();
+          });
+          channel.on('exit', (code: number | null, signal?: string) => {
+            exit = code === null ? { signal: signal as string } : { code };
+          });
+          channel.on('close', () => {
+            client.end();
+            resolve({ stdout, exit });
+          });
+        }),
+      );
+      client.connect({
+        host: '127.0.0.1',
+        port,
+        username: 'debian',
+        password: 'one-time',
+        tryKeyboard: false,
+      });
+    },
+  );
 }

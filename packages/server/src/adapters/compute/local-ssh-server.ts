@@ -1,16 +1,11 @@
-import { spawn } from 'node:child_process';
 import { timingSafeEqual } from 'node:crypto';
 import type { FirewallRule } from '@svc/contract';
-import ssh2, {
-  type AuthContext,
-  type AuthenticationType,
-  type Connection,
-  type ServerChannel,
-} from 'ssh2';
+import ssh2, { type AuthContext, type AuthenticationType, type Connection } from 'ssh2';
 import { verify as verifyCrypt } from 'unixcrypt';
 import type { Logger } from '../../logger.js';
 import { AttemptLimiter, type BackoffPolicy } from '../../util/attempt-backoff.js';
 import { allows } from './firewall-match.js';
+import { serveSession } from './local-ssh-session.js';
 
 /** Who may log in to a local Plain VM, read afresh for every connection. */
 export interface SshAccess {
@@ -20,6 +15,8 @@ export interface SshAccess {
   /** SHA-512 crypt hash of the one-time password, when password login is enabled. */
   readonly passwordHash?: string;
   readonly home: string;
+  /** The VM's name, shown in the prompt of an interactive shell. */
+  readonly hostname?: string;
   /** The VM's firewall as last applied. */
   readonly rules: readonly FirewallRule[];
 }
@@ -49,13 +46,12 @@ export const SSH_LOGIN_BACKOFF: BackoffPolicy = {
 // ssh2 is CommonJS: Node's ESM loader sees only its default export.
 const { Server, utils } = ssh2;
 
-const SHELL_PATH = '/usr/local/bin:/usr/bin:/bin';
-
 /**
  * A local Plain VM's SSH endpoint on loopback: the firewall decides who may connect at all (tcp
  * port 22 rules, checked against the peer address on every connection, so changes apply at
  * once), then the default user logs in with a chosen Vault key or the one-time password, and
- * commands run in a real shell in the VM's home.
+ * commands and interactive shells (with a terminal when asked for) run in the VM's home
+ * (`local-ssh-session.ts`).
  */
 export async function startSshServer(
   options: SshServerOptions,
@@ -113,13 +109,7 @@ async function serve(
     if (isGuess) failures.count(peer);
   });
   client.on('ready', () => {
-    client.on('session', (acceptSession) => {
-      const session = acceptSession();
-      session.on('pty', (accept) => accept?.());
-      session.on('env', (accept) => accept?.());
-      session.on('exec', (accept, _reject, { command }) => run(accept(), ['-c', command], access));
-      session.on('shell', (accept) => run(accept(), ['-i'], access));
-    });
+    client.on('session', (acceptSession) => serveSession(acceptSession(), access));
   });
 }
 
@@ -158,28 +148,3 @@ const methods = (access: SshAccess): AuthenticationType[] =>
   access.passwordHash ? ['publickey', 'password'] : ['publickey'];
 
 const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
-
-function run(stream: ServerChannel, args: string[], access: SshAccess) {
-  const child = spawn('/bin/sh', args, {
-    cwd: access.home,
-    env: {
-      HOME: access.home,
-      USER: access.user,
-      LOGNAME: access.user,
-      PATH: SHELL_PATH,
-      SHELL: '/bin/sh',
-    },
-  });
-  // A client that sends more than the command reads (EPIPE) or a shell that fails to start must
-  // cost this session only, never the VM's SSH server.
-  child.stdin.on('error', () => {});
-  child.on('error', () => stream.close());
-  stream.pipe(child.stdin);
-  child.stdout.pipe(stream, { end: false });
-  child.stderr.pipe(stream.stderr, { end: false });
-  child.on('close', (code) => {
-    stream.exit(code ?? 1);
-    stream.end();
-  });
-  stream.on('close', () => child.kill());
-}
