@@ -20,6 +20,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description('The on-VM CLI of the svc control plane')
     .version(CLI_VERSION)
     .exitOverride()
+    // A mistyped command or option says where the usage is (subcommands inherit it).
+    .showHelpAfterError('(add --help for usage)')
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),

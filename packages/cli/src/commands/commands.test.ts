@@ -1,3 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Command, Help } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { run } from '../main.js';
@@ -65,5 +69,37 @@ describe('svc commands', () => {
     expect(await run(['help', 'onboard'], t.io)).toBe(0);
     expect(t.out()).toMatch(/^Usage: svc onboard/);
     expect(t.out()).toContain('--force');
+  });
+
+  it('a mistyped command or option says where the usage is', async () => {
+    const t = io();
+    expect(await run(['apps', '--jsn'], t.io)).toBe(1);
+    expect(t.err()).toBe(
+      "error: unknown option '--jsn'\n(Did you mean --json?)\n(add --help for usage)\n",
+    );
+  });
+
+  it('the gateway names the address it cannot listen on, and what to do', async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'svc-gateway-'));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const env = { HOME: home, SVC_GATEWAY_BUILTIN_EDITOR: 'true' };
+      const busy = io();
+      const args = ['gateway', '--host', '127.0.0.1', '--port', String(port)];
+      expect(await run(args, { ...busy.io, env })).toBe(1);
+      expect(busy.err()).toMatch(
+        new RegExp(
+          `^svc: the gateway cannot listen on 127\\.0\\.0\\.1:${port}: listen EADDRINUSE.*another svc gateway\\?\\); stop it or pass --port\n$`,
+        ),
+      );
+      const wrong = io();
+      expect(await run(['gateway', '--port', 'eighty'], { ...wrong.io, env })).toBe(1);
+      expect(wrong.err()).toMatch(/port must be a number from 0 to 65535 .* not "eighty"/);
+    } finally {
+      taken.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

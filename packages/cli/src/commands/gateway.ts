@@ -33,6 +33,11 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   }
   const port = Number(options.port ?? io.env.SVC_GATEWAY_PORT ?? 8443);
   const host = options.host ?? io.env.SVC_GATEWAY_HOST ?? '0.0.0.0';
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new Error(
+      `the gateway's port must be a number from 0 to 65535 (--port or SVC_GATEWAY_PORT), not "${options.port ?? io.env.SVC_GATEWAY_PORT}"`,
+    );
+  }
   // The platform says in agent.env whether browsers reach the gateway over HTTPS (through its
   // edge proxy); without a word, any address but loopback is taken to be behind HTTPS. Then the
   // cookie is Secure and `__Host-` prefixed.
@@ -60,6 +65,15 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   await new Promise<void>((resolve, reject) => {
     gateway.server.once('error', reject);
     gateway.server.listen(port, host, () => resolve());
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await gateway.close();
+    const hint =
+      error.code === 'EADDRINUSE'
+        ? ': something else listens there (another svc gateway?); stop it or pass --port'
+        : error.code === 'EACCES'
+          ? ': a port below 1024 needs root; pass --port'
+          : '';
+    throw new Error(`the gateway cannot listen on ${host}:${port}: ${error.message}${hint}`);
   });
   io.stdout.write(`svc gateway listening on ${host}:${port}\n`);
   // Started only once the port is ours: a gateway that cannot listen leaves nothing behind.
