@@ -6,7 +6,7 @@
 // small: the service's own code (the context, the database, pg-boss) is a chunk loaded only when
 // the CLI opens the database itself.
 // Plain JavaScript: the launcher (bin/admin.mjs) runs it before anything can load TypeScript.
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -46,9 +46,14 @@ const externalPackages = {
   },
 };
 
+/** Chunks no build uses any more are removed once this old: a CLI started before may still load them. */
+const OLD_CHUNK_MS = 10 * 60_000;
+
 /**
- * Builds into a folder of its own and swaps it in whole, so no start reads half a build (the
- * launcher serializes builds; a process still running the old build keeps what it loaded).
+ * Builds into a folder of its own, then moves the chunks in (their names carry a hash of their
+ * content, so none is overwritten with other code) and `main.mjs` last, by a rename: a start reads
+ * the old build or the new one, never half of one, and a CLI still running the old build finds the
+ * chunks it imports later. The launcher serializes builds.
  */
 export async function buildAdmin(outdir = ADMIN_BUILD_DIR) {
   const temporary = `${outdir}.${process.pid}.tmp`;
@@ -66,9 +71,20 @@ export async function buildAdmin(outdir = ADMIN_BUILD_DIR) {
       plugins: [sourceLocations, externalPackages],
       logLevel: 'warning',
     });
-    await mkdir(path.dirname(outdir), { recursive: true });
-    await rm(outdir, { recursive: true, force: true });
-    await rename(temporary, outdir);
+    const chunks = path.join(outdir, 'chunks');
+    await mkdir(chunks, { recursive: true });
+    const built = await readdir(path.join(temporary, 'chunks'));
+    for (const name of built) {
+      await rename(path.join(temporary, 'chunks', name), path.join(chunks, name));
+    }
+    await rename(path.join(temporary, 'main.mjs'), path.join(outdir, 'main.mjs'));
+    const now = Date.now();
+    for (const name of await readdir(chunks)) {
+      if (built.includes(name)) continue;
+      const file = path.join(chunks, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && now - info.mtimeMs > OLD_CHUNK_MS) await rm(file, { force: true });
+    }
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
