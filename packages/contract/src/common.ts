@@ -19,6 +19,7 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   'downloads',
   'explore',
   'healthz',
+  'metrics',
   'readyz',
   'stagings',
   'static',

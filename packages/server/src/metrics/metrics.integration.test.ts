@@ -42,6 +42,11 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     expect(text).toMatch(/^svc_machines\{kind="agent",state="[a-z_]+"\} 1$/m);
   });
 
+  it('is no account: the slug is reserved, so no public page is shadowed', async () => {
+    const res = await t.client.post('/api/orgs', { name: 'Metrics', slug: 'metrics' });
+    expect(res).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+  });
+
   it('refuses other addresses without the token (401) and answers with it', async () => {
     const outside = t.newClient('203.0.113.9');
     expect(await outside.get('/metrics')).toMatchObject({
