@@ -5,6 +5,12 @@ import { adminCommands } from './commands.js';
 import { registerImageCommands } from './images.js';
 import { formatResult } from './output.js';
 
+const GROUPS: Readonly<Record<string, string>> = {
+  agent: "An Agent's cohort and HMAC token",
+  list: 'List users, orgs, agents or plain-vms (a table on a terminal, else JSON)',
+  mail: 'The outbox (without SMTP_URL)',
+};
+
 /** `npm run admin -- <command> [--option value]…`: see `runAdmin` for where it runs. */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('admin').description('Operator commands for the svc control plane');
@@ -18,7 +24,8 @@ async function main(argv: string[]): Promise<number> {
     // "agent token" is the subcommand `token` of a group `agent`.
     const [group, sub] = name.split(' ');
     const parent = sub
-      ? (program.commands.find((c) => c.name() === group) ?? program.command(group as string))
+      ? (program.commands.find((c) => c.name() === group) ??
+        program.command(group as string).description(GROUPS[group as string] ?? ''))
       : program;
     const cmd = parent.command(sub ?? name).description(entry.summary);
     const shape = (entry.args as { shape?: Record<string, { description?: string }> }).shape ?? {};
