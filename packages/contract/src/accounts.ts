@@ -13,7 +13,17 @@ export const Password = z
   .string()
   .min(8, 'Use at least 8 characters')
   .max(1024, 'Use at most 1024 characters');
-const PersonName = z.string().trim().min(1).max(100);
+/**
+ * A person's or an organization's name: one line, no control characters (names reach mail
+ * subjects and greetings).
+ */
+const DisplayName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'Use one line of text, without control characters');
+const PersonName = DisplayName;
 
 export const User = z.object({
   id: Id,
@@ -194,7 +204,7 @@ export const createOrg = defineEndpoint({
   auth: 'session',
   tag: 'accounts',
   summary: 'Create an organization account; the caller becomes its owner.',
-  body: z.object({ name: z.string().trim().min(1).max(100), slug: Slug }),
+  body: z.object({ name: DisplayName, slug: Slug }),
   response: { status: 201, body: AccountMembership },
   errors: ['slug_taken'],
 });

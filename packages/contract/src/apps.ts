@@ -127,6 +127,8 @@ export const listAppConnections = defineEndpoint({
 
 export const getConnectionToken = defineEndpoint({
   id: 'getConnectionToken',
+  // The provider's access token acts with full rights there, and a refresh writes.
+  tokenScope: 'write',
   method: 'GET',
   path: '/api/apps/{id}/token',
   auth: 'session-or-agent',

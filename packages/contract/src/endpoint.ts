@@ -28,6 +28,11 @@ export interface Endpoint {
   /** Path with `{name}` segments, as the OpenAPI document writes it. */
   readonly path: string;
   readonly auth: AuthKind;
+  /**
+   * The scope a personal access token needs: by default `read` for GET and `write` for the rest;
+   * `write` on a GET that hands out a credential (a `read` token must not widen itself).
+   */
+  readonly tokenScope?: 'write';
   readonly summary: string;
   readonly tag: string;
   readonly params?: ObjectSchema;

@@ -63,7 +63,8 @@ export const acceptInvitation = defineEndpoint({
   path: '/api/invitations/accept',
   auth: 'session',
   tag: 'accounts',
-  summary: "Join the invitation's organization with its role, as the signed-in user (single use).",
+  summary:
+    "Join the invitation's organization with its role, as the signed-in user whose e-mail it was sent to (single use; another user: 403).",
   body: z.object({ token: LinkToken }),
   response: { status: 200, body: AccountMembership },
   errors: ['invalid_link', 'already_member'],

@@ -27,11 +27,9 @@ function implicitErrors(endpoint: Endpoint): ErrorCode[] {
   if (endpoint.params) codes.push('not_found');
   if (endpoint.body) codes.push('payload_too_large');
   if (endpoint.auth !== 'none') codes.push('unauthorized', 'forbidden');
-  // A `read` personal access token on anything but GET.
-  if (
-    endpoint.method !== 'GET' &&
-    (endpoint.auth === 'session' || endpoint.auth === 'session-or-agent')
-  ) {
+  // A `read` personal access token on anything but GET, or on a GET that needs `write`.
+  const needsWrite = endpoint.method !== 'GET' || endpoint.tokenScope === 'write';
+  if (needsWrite && (endpoint.auth === 'session' || endpoint.auth === 'session-or-agent')) {
     codes.push('insufficient_scope');
   }
   return codes;

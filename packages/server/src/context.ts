@@ -147,6 +147,7 @@ export async function createContext(
   const emailLinks = createEmailLinksService({
     database,
     clock,
+    jobs,
     mail,
     sessions,
     publicUrl: config.http.publicUrl,

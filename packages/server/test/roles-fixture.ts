@@ -171,14 +171,17 @@ export async function createRolesFixture(kind: DatabaseKind) {
     });
     return expectStatus('invitation', res, 201).id as string;
   };
-  /** The token of a fresh invitation into `inviteOrg` (the link is mailed; this writes its hash). */
-  const newInvitationToken = async () => {
+  /**
+   * The token of a fresh invitation into `inviteOrg` for `email` (the invitee's own: an invitation
+   * is for its address only; the link is mailed, this writes its hash).
+   */
+  const newInvitationToken = async (email = `${uniqueName('invitee')}@example.com`) => {
     const token = newSecret();
     const now = t.clock.now();
     await upsertInvitation(t.ctx.database.db, {
       id: randomUUID(),
       accountId: inviteOrg.id,
-      email: `${uniqueName('invitee')}@example.com`,
+      email,
       role: 'member',
       tokenHash: hashSecret(token),
       invitedBy: owner.id,

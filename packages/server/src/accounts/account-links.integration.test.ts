@@ -236,13 +236,50 @@ describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
       const signIn = await t.newClient().post('/api/auth/sign-in', { email, password: PASSWORD });
       expect(signIn.status).toBe(200);
 
-      // From many client addresses, the recipient's counter still stops the flood.
-      const answers: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        answers.push((await t.newClient().post('/api/auth/password-reset', { email })).status);
+      // From one client address, a few; from many, the recipient's own (larger) counter still
+      // stops the flood. The first request above counted too.
+      const client = t.newClient();
+      const fromOne: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        fromOne.push((await client.post('/api/auth/password-reset', { email })).status);
       }
-      expect(answers.slice(0, 2)).toEqual([202, 202]);
-      expect(answers).toContain(429);
+      expect(fromOne).toEqual([202, 202, 202, 429]);
+      const fromMany: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        fromMany.push((await t.newClient().post('/api/auth/password-reset', { email })).status);
+      }
+      expect(fromMany).toEqual([202, 202, 202, 202, 202, 202, 429]);
+    });
+
+    it('ends personal access tokens too, and spends no password hash on a link that does not work', async () => {
+      const email = newAddress('tokens');
+      const owner = t.newClient();
+      await signUp(owner, email);
+      const token = (await owner.post('/api/me/tokens', { name: 'ci', scope: 'write' })).body.token;
+      await t.newClient().post('/api/auth/password-reset', { email });
+      const link = await linkToken(email, /^Reset/, 'reset-password');
+      const done = await t.newClient().post('/api/auth/password-reset/confirm', {
+        token: link,
+        password: 'a brand new passphrase',
+      });
+      expect(done.status).toBe(200);
+      const withToken = await t
+        .newClient()
+        .get('/api/me', { headers: { authorization: `Bearer ${token}` } });
+      expect(withToken.status).toBe(401);
+
+      // Guessing links from one address is slowed down like guessing passwords.
+      const guesser = t.newClient();
+      const answers: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        const guess = await guesser.post('/api/auth/password-reset/confirm', {
+          token: `${'x'.repeat(40)}${i}`,
+          password: 'a brand new passphrase',
+        });
+        answers.push(guess.status);
+      }
+      expect(answers.slice(0, 20).every((status) => status === 400)).toBe(true);
+      expect(answers[20]).toBe(429);
     });
   });
 
@@ -259,6 +296,13 @@ describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
     it('a new person signs up and joins with the invited role; the link works once', async () => {
       const { owner, orgId, slug } = await newOrganization();
       const email = newAddress('invitee');
+      // Names reach mails and their subjects: one line only.
+      const badName = await t.newClient().post('/api/auth/sign-up', {
+        email: newAddress('bad'),
+        password: PASSWORD,
+        name: 'A\nBcc: x',
+      });
+      expect(badName.status).toBe(400);
       const invited = await owner.post(`/api/orgs/${orgId}/invitations`, {
         email,
         role: 'admin',
@@ -273,9 +317,14 @@ describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
       expect(mail.parsed.text).toContain('as an admin');
       const token = await linkToken(email, /invited you/, 'invitation');
 
-      // Accepting needs a signed-in user: the invitee signs up first.
+      // Accepting needs a signed-in user with the invited address: the invitee signs up first.
       const invitee = t.newClient();
       expect((await invitee.post('/api/invitations/accept', { token })).status).toBe(401);
+      const someoneElse = t.newClient();
+      await signUp(someoneElse, newAddress('forwarded'));
+      const refused = await someoneElse.post('/api/invitations/accept', { token });
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toContain(email);
       const user = await signUp(invitee, email);
       const accepted = await invitee.post('/api/invitations/accept', { token });
       expect(accepted.status).toBe(200);
@@ -288,9 +337,7 @@ describe.each(databaseKinds)('e-mail links over SMTP on %s', (kind) => {
       );
       expect((await owner.get(`/api/orgs/${orgId}/invitations`)).body.invitations).toEqual([]);
 
-      const reused = await t.newClient();
-      await signUp(reused, newAddress('second'));
-      const again = await reused.post('/api/invitations/accept', { token });
+      const again = await invitee.post('/api/invitations/accept', { token });
       expect(again.status).toBe(400);
       expect(again.body.error).toBe('invalid_link');
 

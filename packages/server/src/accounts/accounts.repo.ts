@@ -174,9 +174,38 @@ export const setUserEmail = (db: Executor, userId: string, email: string) =>
     .returningAll()
     .executeTakeFirst();
 
-/** Organizations the user is the only owner of (they cannot be left without one). */
-export const soleOwnedOrganizations = (db: Executor, userId: string) =>
-  db
+/** The user's personal account's id, its row locked till commit (deletion holds it). */
+export const lockPersonalAccount = async (db: Executor, userId: string) =>
+  (
+    await db
+      .selectFrom('accounts as a')
+      .innerJoin('accountMembers as m', 'm.accountId', 'a.id')
+      .select('a.id')
+      .where('m.userId', '=', userId)
+      .where('a.kind', '=', 'personal')
+      .forUpdate('a')
+      .executeTakeFirst()
+  )?.id;
+
+/**
+ * Organizations the user is the only owner of (they cannot be left without one). Every owner
+ * row of the organizations the user owns is locked till commit first, as `lockOwners` does.
+ */
+export const soleOwnedOrganizations = async (db: Executor, userId: string) => {
+  await db
+    .selectFrom('accountMembers')
+    .select('userId')
+    .where('role', '=', 'owner')
+    .where('accountId', 'in', (eb) =>
+      eb
+        .selectFrom('accountMembers')
+        .select('accountId')
+        .where('userId', '=', userId)
+        .where('role', '=', 'owner'),
+    )
+    .forUpdate()
+    .execute();
+  return db
     .selectFrom('accountMembers as m')
     .innerJoin('accounts as a', 'a.id', 'm.accountId')
     .select(['a.id', 'a.name'])
@@ -196,6 +225,7 @@ export const soleOwnedOrganizations = (db: Executor, userId: string) =>
       ),
     )
     .execute();
+};
 
 /** What an account still holds that deleting it would lose: machines, connections, bundles. */
 export const accountHoldings = async (db: Executor, accountId: string) => {
@@ -233,6 +263,8 @@ export async function deleteUserAndPersonalAccount(
   await db.deleteFrom('vaultEntries').where('accountId', '=', accountId).execute();
   await db.deleteFrom('subscriptionSlots').where('accountId', '=', accountId).execute();
   await db.deleteFrom('appConnectionTombstones').where('accountId', '=', accountId).execute();
+  // Stagings go with their Agent, but one transferred away leaves its stagings here.
+  await db.deleteFrom('bundleStagings').where('accountId', '=', accountId).execute();
   await db.deleteFrom('accounts').where('id', '=', accountId).execute();
   await db.deleteFrom('users').where('id', '=', userId).execute();
 }

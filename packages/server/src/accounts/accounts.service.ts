@@ -220,6 +220,10 @@ export function createAccountsService({
       clientAddress: string,
     ): Promise<User> {
       const newEmail = change.email !== undefined && change.email !== user.email;
+      // A taken address is refused before anything counts against it.
+      if (newEmail && (await repo.findUserByEmail(db, change.email as string))) {
+        throw new AppError('email_taken');
+      }
       if (newEmail) {
         const counters = mailCounters('verify', {
           email: change.email as string,
@@ -257,14 +261,15 @@ export function createAccountsService({
      */
     async deleteMe(user: User): Promise<void> {
       await database.transaction(async (tx) => {
+        const personal = await repo.lockPersonalAccount(tx, user.id);
+        if (!personal) throw new AppError('not_found');
+        // The owner rows stay locked till commit, so two owners leaving at once cannot both pass.
         const orgs = await repo.soleOwnedOrganizations(tx, user.id);
         if (orgs.length > 0) {
           throw new AppError('invalid_state', {
             message: `You are the only owner of ${orgs.map((o) => o.name).join(', ')}: make another member an owner first`,
           });
         }
-        const personal = await repo.findPersonalAccountId(tx, user.id);
-        if (!personal) throw new AppError('not_found');
         const held = await repo.accountHoldings(tx, personal);
         const left = [
           held.agents && `${held.agents} Agent(s)`,
@@ -277,7 +282,13 @@ export function createAccountsService({
             message: `Your account still has ${left.join(', ')}: destroy, disconnect or delete them first`,
           });
         }
-        await repo.deleteUserAndPersonalAccount(tx, user.id, personal);
+        await repo
+          .deleteUserAndPersonalAccount(tx, user.id, personal)
+          .catch(
+            rethrowForeignKey(
+              'Your account gained something while it was being deleted: try again',
+            ),
+          );
       });
     },
 
@@ -339,6 +350,16 @@ export function createAccountsService({
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
+
+/** Maps a foreign-key violation (SQLSTATE 23503: a row added meanwhile) to `invalid_state`. */
+function rethrowForeignKey(message: string) {
+  return (error: unknown): never => {
+    if ((error as { code?: string }).code === '23503') {
+      throw new AppError('invalid_state', { message, cause: error });
+    }
+    throw error;
+  };
+}
 
 /** Maps a unique-constraint violation (SQLSTATE 23505) to a contract error. */
 function rethrowUnique(code: 'email_taken' | 'slug_taken') {

@@ -67,6 +67,18 @@ describe.each(databaseKinds)('personal access tokens on %s', (kind) => {
     expect(JSON.stringify(tokens.body)).not.toContain(created.token);
   });
 
+  it('is taken beside a session cookie without an Origin (a command-line client keeping cookies)', async () => {
+    const { browser, create } = await userWithTokens();
+    const { token } = await create({ name: 'cli', scope: 'write' });
+    const res = await browser.post('/api/agents', agentBody, {
+      headers: { authorization: `Bearer ${token}` },
+      origin: null,
+    });
+    expect(res.status).toBe(201);
+    // Without the token, the same cookie-only request with no Origin stays refused (CSRF).
+    expect((await browser.post('/api/agents', agentBody, { origin: null })).status).toBe(403);
+  });
+
   it('with the read scope reads only: 403 insufficient_scope on a change', async () => {
     const { create, as } = await userWithTokens();
     const { token } = await create({ name: 'dashboards', scope: 'read' });
@@ -75,6 +87,10 @@ describe.each(databaseKinds)('personal access tokens on %s', (kind) => {
     expect(refused.status).toBe(403);
     expect(refused.body.error).toBe('insufficient_scope');
     expect((await as(token).get('/api/agents')).body).toEqual([]);
+    // A GET that hands out a provider's credential needs the write scope.
+    const credential = await as(token).get(`/api/apps/${crypto.randomUUID()}/token`);
+    expect(credential.status).toBe(403);
+    expect(credential.body.error).toBe('insufficient_scope');
   });
 
   it('is never taken where a browser session is required', async () => {

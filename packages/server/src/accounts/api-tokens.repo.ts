@@ -17,6 +17,10 @@ export const listUserApiTokens = (db: Executor, userId: string, now: Date) =>
     .orderBy('id')
     .execute();
 
+/** Revokes every token of the user (a password reset takes the account back). */
+export const deleteUserApiTokens = (db: Executor, userId: string) =>
+  db.deleteFrom('apiTokens').where('userId', '=', userId).execute();
+
 /** Revokes: the deleted token, or nothing when the user has no token with that id. */
 export const deleteUserApiToken = (db: Executor, userId: string, id: string) =>
   db

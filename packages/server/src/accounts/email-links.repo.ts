@@ -6,6 +6,17 @@ type Purpose = EmailLinksTable['purpose'];
 export const insertEmailLink = (db: Executor, link: Omit<EmailLinksTable, 'usedAt'>) =>
   db.insertInto('emailLinks').values(link).execute();
 
+/** Whether a link could be used now (checked before any costly work; `consume` decides). */
+export const findUsableEmailLink = (db: Executor, tokenHash: string, purpose: Purpose, now: Date) =>
+  db
+    .selectFrom('emailLinks')
+    .select('userId')
+    .where('tokenHash', '=', tokenHash)
+    .where('purpose', '=', purpose)
+    .where('usedAt', 'is', null)
+    .where('expiresAt', '>', now)
+    .executeTakeFirst();
+
 /**
  * Uses a link once: marks it used and returns it with its user, or nothing when the link is
  * unknown, used, expired, of another purpose, or went to an address that is no longer the user's.

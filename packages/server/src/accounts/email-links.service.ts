@@ -2,23 +2,29 @@ import type { User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { MailService } from '../mail/mail.service.js';
 import { toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
+import { deleteUserApiTokens } from './api-tokens.repo.js';
 import * as links from './email-links.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword } from './passwords.js';
 import { takeAttempt } from './rate-limits.repo.js';
 import { hashSecret, newSecret } from './sessions.js';
 import type { SessionOrigin, SessionsService } from './sessions.service.js';
-import { mailCounters } from './sign-in-limits.js';
+import { mailCounters, resetConfirmCounter } from './sign-in-limits.js';
 
 const HOUR = 60 * 60_000;
 /** How long each kind of link works (the issue's rule: 24 h to verify, 1 h to reset). */
 export const LINK_TTL_MS = { verify_email: 24 * HOUR, reset_password: HOUR } as const;
 
+/** The job that looks an address up and mails it a reset link, if it has an account. */
+export const PASSWORD_RESET_JOB = 'accounts.password-reset';
+
 export interface EmailLinksDeps {
   readonly database: Database;
   readonly clock: Clock;
+  readonly jobs: JobQueue;
   readonly mail: MailService;
   readonly sessions: SessionsService;
   /** `PUBLIC_URL`: links point at its dashboard pages. */
@@ -39,6 +45,7 @@ const invalidLink = (what: string) =>
 export function createEmailLinksService({
   database,
   clock,
+  jobs,
   mail,
   sessions,
   publicUrl,
@@ -111,13 +118,20 @@ export function createEmailLinksService({
     },
 
     /**
-     * A reset link to the address if a user has it. The answer is the same either way (and the
-     * rate limit counts the address whether or not it has an account), so nobody learns who
-     * has one.
+     * Asks for a reset link to the address. The request does the same work whether or not a user
+     * has the address (the rate limit counts it, a job looks it up later), so neither its answer
+     * nor its time tells anyone who has an account.
      */
     async requestPasswordReset(email: string, clientAddress: string): Promise<void> {
       const counters = mailCounters('reset', { email, clientAddress });
-      await database.transaction((tx) => takeAttempt(tx, counters, clock.now()));
+      await database.transaction(async (tx) => {
+        await takeAttempt(tx, counters, clock.now());
+        await jobs.enqueue(tx, PASSWORD_RESET_JOB, { email });
+      });
+    },
+
+    /** The job's half: a reset link to the address if a user has it; nothing otherwise. */
+    async sendPasswordReset(email: string): Promise<void> {
       await database.transaction(async (tx) => {
         const user = await repo.findUserByEmail(tx, email);
         if (!user) return;
@@ -131,23 +145,29 @@ export function createEmailLinksService({
     },
 
     /**
-     * Sets the new password: every session of the user ends, other reset links stop working,
-     * the address counts as verified (the link reached it), and this browser is signed in.
+     * Sets the new password: every session and personal access token of the user ends (a reset
+     * takes the account back from whoever else held it), other reset links stop working, the
+     * address counts as verified (the link reached it), and this browser is signed in.
      */
     async confirmPasswordReset(input: { token: string; password: string } & SessionOrigin) {
+      const tokenHash = hashSecret(input.token);
+      // A hash costs memory and time: only a link that works, from an address within its limit,
+      // gets one.
+      await database.transaction((tx) =>
+        takeAttempt(tx, [resetConfirmCounter(input.clientAddress)], clock.now()),
+      );
+      if (!(await links.findUsableEmailLink(db, tokenHash, 'reset_password', clock.now()))) {
+        throw invalidLink('password reset');
+      }
       const passwordHash = await hashPassword(input.password, passwordCost);
       return database.transaction(async (tx) => {
         const now = clock.now();
-        const found = await links.consumeEmailLink(
-          tx,
-          hashSecret(input.token),
-          'reset_password',
-          now,
-        );
+        const found = await links.consumeEmailLink(tx, tokenHash, 'reset_password', now);
         if (!found) throw invalidLink('password reset');
         await repo.setPasswordHash(tx, found.id, passwordHash);
         await links.deleteEmailLinks(tx, found.id, 'reset_password');
         await sessions.endAll(tx, found.id);
+        await deleteUserApiTokens(tx, found.id);
         const user = found.emailVerifiedAt ? found : await repo.setEmailVerified(tx, found.id, now);
         return { user: toUser(user), session: await sessions.open(tx, found.id, input) };
       });

@@ -133,9 +133,10 @@ export function createInvitationsService({
     },
 
     /**
-     * The signed-in user joins with the invitation's role; the invitation is used up. Opening the
-     * link proves the invited address reaches this person: if it is the user's own unverified
-     * address, it counts as verified.
+     * The signed-in user joins with the invitation's role; the invitation is used up. It is for
+     * the invited address only: a user with another address is refused (a forwarded or leaked
+     * link lets no one else in), and nothing is used up. Opening the link proves the address
+     * reaches this person: if it was not verified yet, it is now.
      */
     async accept(user: User, token: string): Promise<AccountMembership> {
       return database.transaction(async (tx) => {
@@ -145,6 +146,11 @@ export function createInvitationsService({
           throw new AppError('invalid_link', {
             message:
               'This invitation is not valid: it was used or revoked, it expired, or the link was not copied whole. Ask for a new one.',
+          });
+        }
+        if (invitation.email !== user.email) {
+          throw new AppError('forbidden', {
+            message: `This invitation is for ${invitation.email}: sign in with that address to accept it`,
           });
         }
         const account = await repo.findAccountById(tx, invitation.accountId);
@@ -160,7 +166,7 @@ export function createInvitationsService({
             message: `You are already a member of ${account.name}`,
           });
         }
-        if (!user.emailVerified && user.email === invitation.email) {
+        if (!user.emailVerified) {
           await repo.setEmailVerified(tx, user.id, now);
         }
         await audit(tx, { userId: user.id }, account.id, 'invitation.accept', invitation.id, {

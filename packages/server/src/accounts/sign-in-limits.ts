@@ -24,15 +24,23 @@ export const SIGN_UP_LIMITS = {
 
 /**
  * Mail the service sends on request (password resets, verification links, invitations), per
- * address it goes to, per account that asks and per client address: a few free, then a minute
- * doubling to an hour, so nobody's inbox can be flooded through the service.
+ * address it goes to from one client address, per address it goes to, per account that asks and
+ * per client address: a few free, then a minute doubling to an hour, so nobody's inbox can be
+ * flooded through the service. The recipient's own counter is the most generous, so that a
+ * stranger's requests from one place cannot hold up the owner's reset from another.
  */
 export const MAIL_LIMITS = {
-  perRecipient: { free: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
+  perRecipientAddress: { free: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
+  perRecipient: { free: 10, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
   perAccount: { free: 5, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
   perAddress: { free: 20, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 6 * HOUR },
   /** Invitations an organization sends. */
   perOrganization: { free: 50, baseDelayMs: MINUTE, maxDelayMs: HOUR, forgetMs: 24 * HOUR },
+} as const satisfies Record<string, BackoffPolicy>;
+
+/** Password reset confirmations per client address: each costs a password hash. */
+export const RESET_CONFIRM_LIMITS = {
+  perAddress: { free: 20, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, forgetMs: HOUR },
 } as const satisfies Record<string, BackoffPolicy>;
 
 /** Every counter here is forgotten after this long without an attempt. */
@@ -41,6 +49,7 @@ export const LONGEST_FORGET_MS = Math.max(
     ...Object.values(SIGN_IN_LIMITS),
     ...Object.values(SIGN_UP_LIMITS),
     ...Object.values(MAIL_LIMITS),
+    ...Object.values(RESET_CONFIRM_LIMITS),
   ].map((p) => p.forgetMs),
 );
 
@@ -58,19 +67,29 @@ export const signInCounters = (email: string, address: string) =>
     address: { key: key('sign-in:address', address), policy: SIGN_IN_LIMITS.perAddress },
   }) satisfies Record<string, RateCounter>;
 
+export const resetConfirmCounter = (address: string): RateCounter => ({
+  key: key('reset-confirm:address', address),
+  policy: RESET_CONFIRM_LIMITS.perAddress,
+});
+
 export const signUpCounter = (address: string): RateCounter => ({
   key: key('sign-up:address', address),
   policy: SIGN_UP_LIMITS.perAddress,
 });
 
 /**
- * The counters one requested message is charged to: its recipient (`purpose` apart, so resets
- * do not use up verifications), the account asking (if signed in) and the client address.
+ * The counters one requested message is charged to: its recipient, from this client address and
+ * at all (`purpose` apart, so resets do not use up verifications), the account asking (if signed
+ * in), the organization inviting, and the client address.
  */
 export const mailCounters = (
   purpose: 'reset' | 'verify' | 'invite',
   to: { email: string; userId?: string; organizationId?: string; clientAddress: string },
 ): RateCounter[] => [
+  {
+    key: key(`mail-${purpose}:recipient-address`, to.email, to.clientAddress),
+    policy: MAIL_LIMITS.perRecipientAddress,
+  },
   { key: key(`mail-${purpose}:recipient`, to.email), policy: MAIL_LIMITS.perRecipient },
   { key: key('mail:address', to.clientAddress), policy: MAIL_LIMITS.perAddress },
   ...(to.userId

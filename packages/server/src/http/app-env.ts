@@ -6,6 +6,8 @@ export interface AppEnv {
     requestId: string;
     /** Set by the session middleware on endpoints whose auth is `session`. */
     user: User;
+    /** Set by the router before auth: the scope a personal access token needs here. */
+    tokenScope: 'read' | 'write';
     /** Set by the Agent-token middleware on endpoints whose auth is `agent`. */
     agent: AgentPrincipal;
   };

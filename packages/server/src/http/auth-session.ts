@@ -17,17 +17,15 @@ export interface TokenAuthenticator {
   authenticate(token: string): Promise<{ user: User; scope: ApiTokenScope } | undefined>;
 }
 
-const READ_METHODS = new Set(['GET', 'HEAD']);
-
 /** Whether the request carries a personal access token (rather than an Agent's). */
 export const hasUserToken = (token: string | undefined) =>
   token?.startsWith(API_TOKEN_PREFIX) === true;
 
 /**
  * Requires a signed-in user and publishes them as `c.var.user`; else 401. A session cookie
- * always counts; with `tokens`, so does `Authorization: Bearer svcp_…` (a `read` token on GET
- * and HEAD only, else 403 `insufficient_scope`). A bearer token that is not a live personal
- * access token is 401, whatever cookie comes with it.
+ * always counts; with `tokens`, so does `Authorization: Bearer svcp_…` with the scope the router
+ * set for the endpoint (`c.var.tokenScope`; a `read` token elsewhere is 403 `insufficient_scope`).
+ * A bearer token that is not a live personal access token is 401, whatever cookie comes with it.
  */
 export function userAuth(options: {
   sessions: SessionAuthenticator;
@@ -47,9 +45,9 @@ export function userAuth(options: {
       }
       const found = await tokens.authenticate(token);
       if (!found) throw new AppError('unauthorized');
-      if (found.scope !== 'write' && !READ_METHODS.has(c.req.method)) {
+      if (found.scope !== 'write' && c.var.tokenScope !== 'read') {
         throw new AppError('insufficient_scope', {
-          message: 'This token has the read scope: it may only read (GET)',
+          message: 'This needs a token with the write scope; this one may only read',
         });
       }
       c.set('user', found.user);

@@ -8,7 +8,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Refuses cross-origin state changes. A browser names the page's origin in `Origin` (or at least
  * `Sec-Fetch-Site`) on every unsafe request; one from another origin is refused outright, and a
  * cookie-carrying one that names no origin is refused too, since the cookie alone proves nothing
- * about who sent it. Clients without cookies (curl, the CLI) pass.
+ * about who sent it. Clients without cookies (curl, the CLI), or with a bearer token, pass.
  */
 export function csrfProtection(
   allowedOrigins: readonly string[],
@@ -27,7 +27,10 @@ export function csrfProtection(
     if (fetchSite !== undefined && fetchSite !== 'same-origin') {
       throw new AppError('forbidden', { message: `cross-site request refused (${fetchSite})` });
     }
-    if (fetchSite === undefined && getCookie(c, sessionCookie) !== undefined) {
+    // A request with a bearer token authenticates by it, never by the cookie beside it (a
+    // command-line client may keep cookies), and a page cannot send one cross-site unasked.
+    const hasBearer = /^Bearer\s/i.test(c.req.header('authorization') ?? '');
+    if (fetchSite === undefined && !hasBearer && getCookie(c, sessionCookie) !== undefined) {
       throw new AppError('forbidden', {
         message: 'cookie-authenticated request without Origin refused',
       });

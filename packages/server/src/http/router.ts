@@ -37,7 +37,11 @@ export function createRouter(options: RouterOptions) {
     app,
     mount<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
       const path = endpoint.path.replace(/\{(\w+)\}/g, ':$1');
-      const auth = endpoint.auth === 'none' ? [] : [options.authenticators[endpoint.auth]];
+      const scope: MiddlewareHandler<AppEnv> = (c, next) => {
+        c.set('tokenScope', endpoint.tokenScope ?? (endpoint.method === 'GET' ? 'read' : 'write'));
+        return next();
+      };
+      const auth = endpoint.auth === 'none' ? [] : [scope, options.authenticators[endpoint.auth]];
       const respond: MiddlewareHandler<AppEnv> = async (c) => {
         const input = (await parseInput(endpoint, c)) as EndpointInput<E>;
         const result = await handler(input, c);

@@ -80,18 +80,20 @@ describe('mail templates', () => {
     );
     expect(invite.subject).toBe('Ada invited you to Acme');
     expect(invite.text).toContain('join Acme as an admin');
-    const refused = MailMessageSchema.safeParse({
-      template: 'invitation',
-      to: 'b@example.com',
-      data: {
-        inviterName: 'Ada\nBcc: x@example.com',
-        organizationName: 'Acme',
-        role: 'owner',
-        url,
-      },
-    });
-    expect(refused.error?.issues.map((issue) => issue.path.join('.'))).toEqual([
-      'data.inviterName',
-    ]);
+    // A line break in a name cannot start a header: it becomes a space.
+    const flattened = renderMail(
+      MailMessageSchema.parse({
+        template: 'invitation',
+        to: 'b@example.com',
+        data: {
+          inviterName: 'Ada\r\nBcc: x@example.com',
+          organizationName: 'Acme',
+          role: 'owner',
+          url,
+        },
+      }),
+      site,
+    );
+    expect(flattened.subject).toBe('Ada Bcc: x@example.com invited you to Acme');
   });
 });

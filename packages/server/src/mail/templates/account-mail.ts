@@ -2,13 +2,12 @@ import { z } from 'zod';
 import { html } from '../html.js';
 import { defineTemplate } from '../template.js';
 
-// Names reach the subject line: one line each, so no header can be smuggled in.
+// Names reach the subject line: each is made one line (control characters become spaces), so
+// no header can be smuggled in, and a name stored before the contract refused them still sends.
 const Name = z
   .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(/^[^\r\n]*$/, 'one line');
+  .transform((name) => name.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ').trim())
+  .pipe(z.string().min(1).max(100));
 const Link = z.url({ protocol: /^https?$/ });
 
 /** The link to the e-mail verification page; it works once, for 24 hours. */
