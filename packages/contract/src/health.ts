@@ -42,4 +42,17 @@ export const openapi = defineEndpoint({
   errors: [],
 });
 
-export const healthEndpoints = [healthz, readyz, openapi] as const;
+export const metrics = defineEndpoint({
+  id: 'metrics',
+  method: 'GET',
+  path: '/metrics',
+  // Its own proof: the socket's peer on loopback, or `Authorization: Bearer <METRICS_TOKEN>`.
+  auth: 'none',
+  tag: 'operations',
+  summary:
+    "The service's metrics in Prometheus' text format, for this host (loopback) or with `Authorization: Bearer <METRICS_TOKEN>`.",
+  response: { status: 200, description: 'Prometheus text exposition format.' },
+  errors: ['unauthorized', 'forbidden'],
+});
+
+export const healthEndpoints = [healthz, readyz, openapi, metrics] as const;

@@ -50,6 +50,7 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   healthz: publicAccess,
   readyz: publicAccess,
   openapi: publicAccess,
+  metrics: publicAccess,
 
   // sign-up, sign-in, the signed-in user
   signUp: publicAccess,
