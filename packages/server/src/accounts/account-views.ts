@@ -23,6 +23,19 @@ export const toMembership = (
   subscriptionActive: row.subscriptionActive,
 });
 
+/** A signed-in user and the accounts they belong to, as one session or token check finds them. */
+export interface Principal {
+  readonly user: User;
+  readonly memberships: AccountMembership[];
+}
+
+/** Memberships as `membershipsOf` returns them (JSON rows), personal account first. */
+export const toMemberships = (
+  rows: readonly (Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'> & {
+    role: Role;
+  })[],
+): AccountMembership[] => rows.map((row) => toMembership(row, row.role));
+
 export const toMember = (row: {
   userId: string;
   email: string;

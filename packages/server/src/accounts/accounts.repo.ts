@@ -1,7 +1,8 @@
 import type { Role } from '@svc/contract';
-import { sql } from 'kysely';
+import { type Expression, expressionBuilder, sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Executor } from '../db/database.js';
-import type { AccountRow, UserRow } from '../db/schema.js';
+import type { AccountRow, DB, UserRow } from '../db/schema.js';
 
 // Queries only: every function takes the executor first and opens no transaction.
 
@@ -69,17 +70,21 @@ export const findRole = async (db: Executor, accountId: string, userId: string) 
       .executeTakeFirst()
   )?.role;
 
-/** The accounts a user belongs to, personal first, then by creation. */
-export const listMemberships = (db: Executor, userId: string) =>
-  db
-    .selectFrom('accountMembers as m')
-    .innerJoin('accounts as a', 'a.id', 'm.accountId')
-    .select(['a.id', 'a.slug', 'a.name', 'a.kind', 'a.subscriptionActive', 'm.role'])
-    .where('m.userId', '=', userId)
-    .orderBy(sql`a.kind = 'personal'`, 'desc')
-    .orderBy('a.createdAt')
-    .orderBy('a.id')
-    .execute();
+/**
+ * The accounts a user belongs to, personal first, then by creation: a JSON array, for the
+ * statement that checks a session or token, so a request needs no second round trip for them.
+ */
+export const membershipsOf = (userId: Expression<string>) =>
+  jsonArrayFrom(
+    expressionBuilder<DB, never>()
+      .selectFrom('accountMembers as m')
+      .innerJoin('accounts as a', 'a.id', 'm.accountId')
+      .select(['a.id', 'a.slug', 'a.name', 'a.kind', 'a.subscriptionActive', 'm.role'])
+      .where('m.userId', '=', userId)
+      .orderBy(sql`a.kind = 'personal'`, 'desc')
+      .orderBy('a.createdAt')
+      .orderBy('a.id'),
+  );
 
 export const listMembers = (db: Executor, accountId: string) =>
   db

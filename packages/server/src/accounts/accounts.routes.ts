@@ -40,7 +40,7 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     return undefined;
   });
 
-  router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user));
+  router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user, c.var.memberships));
 
   router.mount(api.updateMe, async ({ body }, c) =>
     accounts.updateMe(c.var.user, body, address(c)),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EmailVerificationMode, Member, Role, User } from '@svc/contract';
+import type { AccountMembership, EmailVerificationMode, Member, Role, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AccountRow } from '../db/schema.js';
@@ -152,13 +152,9 @@ export function createAccountsService({
       return row && toUser(row);
     },
 
-    async getMe(user: User) {
-      const rows = await repo.listMemberships(db, user.id);
-      return {
-        user,
-        accounts: rows.map((row) => toMembership(row, row.role)),
-        emailVerification,
-      };
+    /** The signed-in user's view of themselves, from what their session check read. */
+    getMe(user: User, memberships: AccountMembership[]) {
+      return { user, accounts: memberships, emailVerification };
     },
 
     /** A new organization owned by `ownerUserId` (the caller, or a user the operator names). */

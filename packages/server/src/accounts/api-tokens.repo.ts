@@ -1,5 +1,6 @@
 import type { Executor } from '../db/database.js';
 import type { ApiTokensTable } from '../db/schema.js';
+import { membershipsOf } from './accounts.repo.js';
 
 /** How stale `lastUsedAt` may get before a use writes it again. */
 export const LAST_USED_PRECISION_MS = 60_000;
@@ -31,8 +32,8 @@ export const deleteUserApiToken = (db: Executor, userId: string, id: string) =>
     .executeTakeFirst();
 
 /**
- * The live token's scope and user, and its use recorded (at most once a minute), in one
- * statement: a token check costs one round trip, like a session's.
+ * The live token's scope, its user and the user's memberships, and its use recorded (at most
+ * once a minute), in one statement: a token check costs one round trip, like a session's.
  */
 export const useApiToken = (db: Executor, tokenHash: string, now: Date) =>
   db
@@ -67,5 +68,6 @@ export const useApiToken = (db: Executor, tokenHash: string, now: Date) =>
         .returning('id'),
     )
     .selectFrom('found')
-    .selectAll()
+    .selectAll('found')
+    .select((eb) => membershipsOf(eb.ref('found.id')).as('memberships'))
     .executeTakeFirst();

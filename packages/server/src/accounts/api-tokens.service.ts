@@ -4,7 +4,7 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { accountAuditor } from './account-audit.js';
-import { toUser } from './account-views.js';
+import { type Principal, toMemberships, toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
 import * as tokens from './api-tokens.repo.js';
 import { hashSecret, newSecret } from './sessions.js';
@@ -25,9 +25,8 @@ const toApiToken = (row: {
   lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
 });
 
-/** Who a personal access token speaks for, and how far. */
-export interface TokenPrincipal {
-  readonly user: User;
+/** Who a personal access token speaks for (with their memberships), and how far. */
+export interface TokenPrincipal extends Principal {
   readonly tokenId: string;
   readonly scope: ApiTokenScope;
 }
@@ -103,7 +102,14 @@ export function createApiTokensService({ database, clock }: { database: Database
     async authenticate(token: string): Promise<TokenPrincipal | undefined> {
       if (!token.startsWith(API_TOKEN_PREFIX)) return undefined;
       const row = await tokens.useApiToken(db, hashSecret(token), clock.now());
-      return row && { user: toUser(row), tokenId: row.tokenId, scope: row.scope };
+      return (
+        row && {
+          user: toUser(row),
+          memberships: toMemberships(row.memberships),
+          tokenId: row.tokenId,
+          scope: row.scope,
+        }
+      );
     },
   };
 }

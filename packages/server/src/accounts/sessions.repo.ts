@@ -1,4 +1,5 @@
 import type { Executor } from '../db/database.js';
+import { membershipsOf } from './accounts.repo.js';
 
 export const insertSession = (
   db: Executor,
@@ -12,30 +13,61 @@ export const insertSession = (
   },
 ) => db.insertInto('sessions').values(session).execute();
 
-/** The session's user, if the session exists and has not expired. One indexed lookup. */
-export const findSessionUser = (db: Executor, idHash: string, now: Date) =>
-  db
-    .selectFrom('sessions as s')
-    .innerJoin('users as u', 'u.id', 's.userId')
-    .select([
-      'u.id',
-      'u.email',
-      'u.name',
-      'u.createdAt',
-      'u.emailVerifiedAt',
-      's.expiresAt',
-      's.lastSeenAt',
-    ])
-    .where('s.idHash', '=', idHash)
-    .where('s.expiresAt', '>', now)
-    .executeTakeFirst();
-
-/** Records a use of the session, and a later expiry when given. */
-export const touchSession = (
+/**
+ * The live session's user and their memberships, and its use recorded, in one statement (a
+ * data-modifying CTE): `lastSeenAt` is written when older than `seenBefore` (or never written),
+ * and the expiry moves to `extendTo` once it is before `extendBefore`. The row returned shows
+ * the session as it was before the write.
+ */
+export const useSession = (
   db: Executor,
   idHash: string,
-  change: { lastSeenAt: Date; expiresAt?: Date },
-) => db.updateTable('sessions').set(change).where('idHash', '=', idHash).execute();
+  times: { now: Date; seenBefore: Date; extendBefore: Date; extendTo: Date },
+) =>
+  db
+    .with('found', (q) =>
+      q
+        .selectFrom('sessions as s')
+        .innerJoin('users as u', 'u.id', 's.userId')
+        .select([
+          's.id as sessionId',
+          'u.id',
+          'u.email',
+          'u.name',
+          'u.createdAt',
+          'u.emailVerifiedAt',
+          's.expiresAt',
+          's.lastSeenAt',
+        ])
+        .where('s.idHash', '=', idHash)
+        .where('s.expiresAt', '>', times.now),
+    )
+    .with('touched', (q) =>
+      q
+        .updateTable('sessions')
+        .set((eb) => ({
+          lastSeenAt: times.now,
+          expiresAt: eb
+            .case()
+            .when('expiresAt', '<', times.extendBefore)
+            .then(times.extendTo)
+            .else(eb.ref('expiresAt'))
+            .end(),
+        }))
+        .where('id', 'in', (eb) => eb.selectFrom('found').select('found.sessionId'))
+        .where((eb) =>
+          eb.or([
+            eb('lastSeenAt', 'is', null),
+            eb('lastSeenAt', '<', times.seenBefore),
+            eb('expiresAt', '<', times.extendBefore),
+          ]),
+        )
+        .returning('id'),
+    )
+    .selectFrom('found')
+    .selectAll('found')
+    .select((eb) => membershipsOf(eb.ref('found.id')).as('memberships'))
+    .executeTakeFirst();
 
 /** The user's live sessions, newest first. */
 export const listUserSessions = (db: Executor, userId: string, now: Date) =>

@@ -4,7 +4,7 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { toUser } from './account-views.js';
+import { type Principal, toMemberships, toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
 import { forgetAttempts, refundAttempt, takeAttempt } from './rate-limits.repo.js';
@@ -99,23 +99,20 @@ export function createSessionsService({
       await sessionsRepo.deleteSession(db, hashSessionId(sessionId));
     },
 
-    /** The user behind a session cookie, or `undefined`. Extends sessions past half their life. */
-    async authenticate(sessionId: string): Promise<User | undefined> {
-      const idHash = hashSessionId(sessionId);
-      const now = clock.now();
-      const row = await sessionsRepo.findSessionUser(db, idHash, now);
-      if (!row) return undefined;
-      const extend = row.expiresAt.getTime() - now.getTime() < SESSION_TTL_MS / 2;
-      const seenLongAgo =
-        !row.lastSeenAt || now.getTime() - row.lastSeenAt.getTime() > LAST_SEEN_PRECISION_MS;
-      // A write only now and then, not on every request.
-      if (extend || seenLongAgo) {
-        await sessionsRepo.touchSession(db, idHash, {
-          lastSeenAt: now,
-          ...(extend && { expiresAt: new Date(now.getTime() + SESSION_TTL_MS) }),
-        });
-      }
-      return toUser(row);
+    /**
+     * The user behind a session cookie and their memberships, or `undefined`. One statement,
+     * which also records the use now and then and extends sessions past half their life.
+     */
+    async authenticate(sessionId: string): Promise<Principal | undefined> {
+      const now = clock.now().getTime();
+      const row = await sessionsRepo.useSession(db, hashSessionId(sessionId), {
+        now: new Date(now),
+        // A write only now and then, not on every request.
+        seenBefore: new Date(now - LAST_SEEN_PRECISION_MS),
+        extendBefore: new Date(now + SESSION_TTL_MS / 2),
+        extendTo: new Date(now + SESSION_TTL_MS),
+      });
+      return row && { user: toUser(row), memberships: toMemberships(row.memberships) };
     },
 
     /** The user's live sessions, the one of `currentSessionId` marked. */

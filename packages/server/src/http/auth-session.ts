@@ -5,16 +5,20 @@ import type { AppEnv } from './app-env.js';
 import { bearerToken } from './auth-agent.js';
 import { readSessionCookie } from './session-cookie.js';
 
-type User = AppEnv['Variables']['user'];
+/** A signed-in user and the accounts they belong to. */
+export interface UserPrincipal {
+  readonly user: AppEnv['Variables']['user'];
+  readonly memberships: AppEnv['Variables']['memberships'];
+}
 
 /** Whatever resolves a session cookie to its user (the sessions service). */
 export interface SessionAuthenticator {
-  authenticate(sessionId: string): Promise<User | undefined>;
+  authenticate(sessionId: string): Promise<UserPrincipal | undefined>;
 }
 
 /** Whatever resolves a personal access token to its user and scope (the API tokens service). */
 export interface TokenAuthenticator {
-  authenticate(token: string): Promise<{ user: User; scope: ApiTokenScope } | undefined>;
+  authenticate(token: string): Promise<(UserPrincipal & { scope: ApiTokenScope }) | undefined>;
 }
 
 /** Whether the request carries a personal access token (rather than an Agent's). */
@@ -22,7 +26,8 @@ export const hasUserToken = (token: string | undefined) =>
   token?.startsWith(API_TOKEN_PREFIX) === true;
 
 /**
- * Requires a signed-in user and publishes them as `c.var.user`; else 401. A session cookie
+ * Requires a signed-in user and publishes them as `c.var.user`, their accounts as
+ * `c.var.memberships`; else 401. A session cookie
  * always counts; with `tokens`, so does `Authorization: Bearer svcp_…` with the scope the router
  * set for the endpoint (`c.var.tokenScope`; a `read` token elsewhere is 403 `insufficient_scope`).
  * A bearer token that is not a live personal access token is 401, whatever cookie comes with it.
@@ -51,12 +56,14 @@ export function userAuth(options: {
         });
       }
       c.set('user', found.user);
+      c.set('memberships', found.memberships);
       return next();
     }
     const sessionId = readSessionCookie(c, secureCookies);
-    const user = sessionId ? await sessions.authenticate(sessionId) : undefined;
-    if (!user) throw new AppError('unauthorized');
-    c.set('user', user);
+    const found = sessionId ? await sessions.authenticate(sessionId) : undefined;
+    if (!found) throw new AppError('unauthorized');
+    c.set('user', found.user);
+    c.set('memberships', found.memberships);
     await next();
   };
 }
