@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BillingType, MachineState, Region, Size, UsageLine } from '@svc/contract';
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 
 /** What a usage period records about the resource it meters. */
@@ -23,21 +24,43 @@ export async function rolloverUsage(
   resource: MeteredResource,
   at: Date,
 ): Promise<void> {
-  await closeUsage(tx, resource.id, at);
+  await rolloverUsages(tx, [resource], at);
+}
+
+/**
+ * `rolloverUsage` for many resources at once, in two statements whatever their number (the
+ * reconciler's repairs); call it with at most a page of them (each row takes ten parameters).
+ */
+export async function rolloverUsages(
+  tx: Executor,
+  resources: readonly MeteredResource[],
+  at: Date,
+): Promise<void> {
+  if (resources.length === 0) return;
+  const ids = resources.map((r) => r.id);
+  await tx
+    .updateTable('usagePeriods')
+    .set({ endedAt: at })
+    // One resource (every move) keeps the plain comparison it always had.
+    .where('resourceId', '=', ids.length === 1 ? (ids[0] as string) : sql<string>`any(${ids})`)
+    .where('endedAt', 'is', null)
+    .execute();
   await tx
     .insertInto('usagePeriods')
-    .values({
-      id: randomUUID(),
-      resourceKind: resource.kind,
-      resourceId: resource.id,
-      accountId: resource.accountId,
-      state: resource.state,
-      billingType: resource.billingType,
-      size: resource.size,
-      region: resource.region,
-      startedAt: at,
-      endedAt: null,
-    })
+    .values(
+      resources.map((resource) => ({
+        id: randomUUID(),
+        resourceKind: resource.kind,
+        resourceId: resource.id,
+        accountId: resource.accountId,
+        state: resource.state,
+        billingType: resource.billingType,
+        size: resource.size,
+        region: resource.region,
+        startedAt: at,
+        endedAt: null,
+      })),
+    )
     .execute();
 }
 

@@ -14,9 +14,7 @@ import type { Logger } from '../logger.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
 import { jobName, type MachineKind } from './machine-kinds.js';
-
-/** A start, stop, restart or destroy still unfinished after this long has failed for good. */
-export const STUCK_AFTER_MS = 60 * 60_000;
+import { reconcileMachines } from './machine-reconcile.js';
 
 /** What the lifecycle jobs do differently for one kind of machine. */
 export interface MachineJobHooks<R extends MachineColumns> {
@@ -171,33 +169,7 @@ export function lifecycleJobs<R extends MachineColumns>(
       payload: z.object({}),
       cron: '*/5 * * * *',
       retryLimit: 0,
-      async run() {
-        // Servers the driver has that no machine owns: left by a crash between the provider's
-        // work and our commit, or by hand. They would run (and cost) forever. Includes servers
-        // of machines whose provisioning failed or timed out, in case that cleanup failed too.
-        const servers = await compute.listServers({ managedBy: 'svc', kind: kind.kind });
-        const ids = servers.map((s) => s.id);
-        const owned = new Set(await repo.idsOwningServers(database.db, table, ids));
-        for (const server of servers.filter((s) => !owned.has(s.id))) {
-          log.warn({ serverId: server.id }, 'removing a server nothing owns');
-          await compute.deleteServer(server.id);
-        }
-        // A move whose job died without reaching its last attempt (crash, expiry) would leave
-        // the machine in a transient state no user action accepts: give it up as `error`.
-        const now = clock.now();
-        const cutoff = new Date(now.getTime() - STUCK_AFTER_MS);
-        for (const [action, { via }] of Object.entries(MOVES)) {
-          await database.transaction(async (tx) => {
-            const reason = `${action}_timeout`;
-            const stuck = { state: via, reason, cutoff, at: now };
-            for (const row of await repo.failStuck<R>(tx, table, stuck)) {
-              log.warn({ [idKey]: row.id, state: via }, 'move timed out');
-              await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), now);
-            }
-          });
-        }
-        await machine.reconcile?.();
-      },
+      run: () => reconcileMachines(deps, machine),
     }),
 
     move('start', (id) => compute.powerOn(id)),

@@ -5,7 +5,7 @@ import {
   type Region,
   type Size,
 } from '@svc/contract';
-import type { Kysely, RawBuilder } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 
 /**
@@ -93,38 +93,73 @@ export function transitionMachine<R extends MachineColumns>(
 // A column only one table has, named where the type system sees the shared columns alone.
 const sqlRef = (column: string) => column as keyof MachineColumns;
 
-/** Which of these ids belong to machines that should have a server. */
-export const idsOwningServers = async (
+/**
+ * How many machines the reconciler reads, and repairs, per statement: its statements grow with
+ * the pages, never with the machines, and no statement carries more than a page's parameters.
+ */
+export const RECONCILE_PAGE_SIZE = 1000;
+
+/** `= ANY($1)` with the whole list as one array parameter (one statement for any length). */
+export const anyOf = (ids: readonly string[]) => sql<string>`any(${[...ids]})`;
+
+/**
+ * One keyset page (`id` after `afterId`, at most `limit`) of the ids of machines that should
+ * have a server: every machine but those in `error` for a reason that leaves none.
+ */
+export const pageOfIdsOwningServers = async (
   db: Executor,
   table: MachineTable,
-  ids: readonly string[],
-) =>
-  ids.length === 0
-    ? []
-    : (
-        await on(db)
-          .selectFrom(name(table))
-          .select('id')
-          .where('id', 'in', ids)
-          .where((eb) =>
-            eb.or([eb('state', '!=', 'error'), eb('statusReason', 'not in', SERVERLESS_ERRORS)]),
-          )
-          .execute()
-      ).map((r) => r.id);
+  page: { afterId: string | null; limit: number },
+) => {
+  let query = on(db)
+    .selectFrom(name(table))
+    .select('id')
+    .where((eb) =>
+      eb.or([eb('state', '!=', 'error'), eb('statusReason', 'not in', SERVERLESS_ERRORS)]),
+    );
+  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
+  return (await query.orderBy('id').limit(page.limit).execute()).map((r) => r.id);
+};
 
-/** Machines left in `state` since before `cutoff` (their job died): moved to `error`. */
+/**
+ * Up to `limit` machines left in one of `reasons`' states since before `cutoff` (their job died),
+ * moved to `error` with that state's reason, in one statement; the rows as they are now.
+ */
 export const failStuck = <R extends MachineColumns>(
   db: Executor,
   table: MachineTable,
-  stuck: { state: MachineState; reason: string; cutoff: Date; at: Date },
-) =>
-  on(db)
-    .updateTable(name(table))
-    .set({ state: 'error', statusReason: stuck.reason, updatedAt: stuck.at })
-    .where('state', '=', stuck.state)
-    .where('updatedAt', '<', stuck.cutoff)
-    .returningAll()
-    .execute() as Promise<R[]>;
+  stuck: {
+    reasons: Readonly<Partial<Record<MachineState, string>>>;
+    cutoff: Date;
+    at: Date;
+    limit: number;
+  },
+) => {
+  const states = Object.keys(stuck.reasons) as MachineState[];
+  const reason = sql<string>`case ${sql.ref('state')} ${sql.join(
+    Object.entries(stuck.reasons).map(([state, why]) => sql`when ${state} then ${why}`),
+    sql` `,
+  )} end`;
+  return (
+    on(db)
+      .updateTable(name(table))
+      .set({ state: 'error', statusReason: reason, updatedAt: stuck.at })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom(name(table))
+          .select('id')
+          .where('state', 'in', states)
+          .where('updatedAt', '<', stuck.cutoff)
+          .orderBy('id')
+          .limit(stuck.limit),
+      )
+      // Again on the row being updated: it may have moved since the subquery saw it.
+      .where('state', 'in', states)
+      .where('updatedAt', '<', stuck.cutoff)
+      .returningAll()
+      .execute() as Promise<R[]>
+  );
+};
 
 /** Removes a destroyed machine, only from `destroying`. */
 export const removeMachine = (db: Executor, table: MachineTable, id: string) =>

@@ -6,6 +6,7 @@ import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import type { Database } from '../db/database.js';
 import type { PlainVmRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
+import { RECONCILE_PAGE_SIZE } from '../lifecycle/machine.repo.js';
 import type { Logger } from '../logger.js';
 import * as repo from './plain-vms.repo.js';
 
@@ -91,6 +92,31 @@ export function firewallSync(deps: FirewallSyncDeps) {
     }
   }
 
+  /** Under one lease per VM, taken and ended a page at a time: the stored rules re-applied. */
+  async function repairFirewalls(ids: readonly string[]) {
+    if (ids.length === 0) return;
+    const now = clock.now();
+    const until = new Date(now.getTime() + FIREWALL_LEASE_MS);
+    // VMs a change leased meanwhile are not among these: they are left to that change.
+    const leased = await repo.takeFirewallLeases(db, ids, SETTLED, { now, until });
+    const stored: { id: string; rules: FirewallRule[] }[] = [];
+    for (const vm of leased) {
+      try {
+        const enforced = await compute.getFirewall(vm.id);
+        if (enforced && !isDeepStrictEqual(enforced, vm.firewallRules)) {
+          log.warn({ plainVmId: vm.id }, 'the provider enforces other firewall rules; re-applying');
+          stored.push({ id: vm.id, rules: await compute.setFirewall(vm.id, vm.firewallRules) });
+        }
+      } catch (error) {
+        log.warn({ plainVmId: vm.id, err: error }, 'firewall reconciliation failed; next run');
+      }
+    }
+    const isStored = new Set(await repo.storeFirewallRulesOf(db, stored, until));
+    // Stored ones ended their lease with the rules; a lease that expired meanwhile is not ours.
+    const unchanged = leased.map((vm) => vm.id).filter((id) => !isStored.has(id));
+    await repo.releaseFirewallLeases(db, unchanged, until);
+  }
+
   return {
     /**
      * Replaces the VM's rules and answers with what the provider reports (stored as its rules).
@@ -124,23 +150,28 @@ export function firewallSync(deps: FirewallSyncDeps) {
      * Re-applies the stored rules to every settled VM whose provider reports others (a change
      * whose put-back failed, a crash between the provider and the database, a change by hand),
      * and stores what the provider then reports. VMs under a change are left for the next run.
+     *
+     * The VMs are read a page at a time and compared with the provider without a lease; only
+     * those that differ are leased (one statement for the page), read again under the lease (a
+     * change may have finished meanwhile), repaired, and stored or released (one statement
+     * each). A page's reads at a slow provider thus hold no VM's lease.
      */
-    async reconcile(): Promise<void> {
-      for (const id of await repo.listPlainVmIdsIn(db, SETTLED)) {
-        const held = await lease(id, SETTLED);
-        if (!held) continue;
-        const { vm, until } = held;
-        try {
-          const enforced = await compute.getFirewall(id);
-          if (enforced && !isDeepStrictEqual(enforced, vm.firewallRules)) {
-            log.warn({ plainVmId: id }, 'the provider enforces other firewall rules; re-applying');
-            const reported = await compute.setFirewall(id, vm.firewallRules);
-            if (await repo.storeFirewallRules(db, id, reported, until)) continue;
+    async reconcile(pageSize = RECONCILE_PAGE_SIZE): Promise<void> {
+      for (let afterId: string | null = null; ; ) {
+        const page = { afterId, limit: pageSize, now: clock.now() };
+        const vms = await repo.pageOfFreeFirewalls(db, SETTLED, page);
+        const differing: string[] = [];
+        for (const vm of vms) {
+          try {
+            const enforced = await compute.getFirewall(vm.id);
+            if (enforced && !isDeepStrictEqual(enforced, vm.firewallRules)) differing.push(vm.id);
+          } catch (error) {
+            log.warn({ plainVmId: vm.id, err: error }, 'firewall reconciliation failed; next run');
           }
-        } catch (error) {
-          log.warn({ plainVmId: id, err: error }, 'firewall reconciliation failed; next run');
         }
-        await repo.releaseFirewallLease(db, id, until);
+        await repairFirewalls(differing);
+        if (vms.length < pageSize) return;
+        afterId = (vms[vms.length - 1] as { id: string }).id;
       }
     },
   };

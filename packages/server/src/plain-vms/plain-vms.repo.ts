@@ -1,9 +1,9 @@
 import type { FirewallRule, MachineState } from '@svc/contract';
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
 import type { Executor } from '../db/database.js';
 import type { PlainVmRow, PlainVmsTable } from '../db/schema.js';
-import { findMachine } from '../lifecycle/machine.repo.js';
+import { anyOf, findMachine } from '../lifecycle/machine.repo.js';
 
 export const insertPlainVm = (db: Executor, vm: Insertable<PlainVmsTable>) =>
   db.insertInto('plainVms').values(vm).returningAll().executeTakeFirstOrThrow();
@@ -101,8 +101,73 @@ export const releaseFirewallLease = (db: Executor, id: string, until: Date) =>
     .where('firewallLeaseUntil', '=', until)
     .execute();
 
-/** Ids of the VMs in `states`, whose firewalls the reconciler compares. */
-export const listPlainVmIdsIn = async (db: Executor, states: readonly MachineState[]) =>
-  (await db.selectFrom('plainVms').select('id').where('state', 'in', states).execute()).map(
-    (row) => row.id,
-  );
+/**
+ * One keyset page (`id` after `afterId`, at most `limit`) of the VMs in `states` whose firewall
+ * lease is free at `now`: the ones the reconciler compares with the provider.
+ */
+export const pageOfFreeFirewalls = (
+  db: Executor,
+  states: readonly MachineState[],
+  page: { afterId: string | null; limit: number; now: Date },
+) => {
+  let query = db
+    .selectFrom('plainVms')
+    .select(['id', 'firewallRules'])
+    .where('state', 'in', states)
+    .where((eb) =>
+      eb.or([eb('firewallLeaseUntil', 'is', null), eb('firewallLeaseUntil', '<=', page.now)]),
+    );
+  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit).execute();
+};
+
+/** `takeFirewallLease` for many VMs in one statement: the rows of those it took. */
+export const takeFirewallLeases = (
+  db: Executor,
+  ids: readonly string[],
+  states: readonly MachineState[],
+  at: { now: Date; until: Date },
+) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db
+        .updateTable('plainVms')
+        .set({ firewallLeaseUntil: at.until })
+        .where('id', '=', anyOf(ids))
+        .where('state', 'in', states)
+        .where((eb) =>
+          eb.or([eb('firewallLeaseUntil', 'is', null), eb('firewallLeaseUntil', '<=', at.now)]),
+        )
+        .returningAll()
+        .execute();
+
+/**
+ * `storeFirewallRules` for many VMs in one statement, each with its own rules, all under leases
+ * taken until `until`: the ids of those stored (the others' leases had expired).
+ */
+export const storeFirewallRulesOf = async (
+  db: Executor,
+  stored: readonly { id: string; rules: readonly FirewallRule[] }[],
+  until: Date,
+) =>
+  stored.length === 0
+    ? []
+    : (
+        await sql<{ id: string }>`
+          update plain_vms as p
+          set firewall_rules = v.rules, firewall_lease_until = null
+          from jsonb_to_recordset(${JSON.stringify(stored)}::jsonb) as v(id uuid, rules jsonb)
+          where p.id = v.id and p.firewall_lease_until = ${until}
+          returning p.id`.execute(db)
+      ).rows.map((row) => row.id);
+
+/** `releaseFirewallLease` for many VMs in one statement. */
+export const releaseFirewallLeases = async (db: Executor, ids: readonly string[], until: Date) => {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('plainVms')
+    .set({ firewallLeaseUntil: null })
+    .where('id', '=', anyOf(ids))
+    .where('firewallLeaseUntil', '=', until)
+    .execute();
+};
