@@ -59,6 +59,8 @@ describe('svc glamp publishes a home end to end', () => {
   let owner: ReturnType<TestContext['newClient']>;
   /** The most uploads the service had in hand at once. */
   let maxUploadsInFlight = 0;
+  /** The SHA-256 of every uploaded body, in arrival order. */
+  const uploadedShas: string[] = [];
   beforeAll(async () => {
     const port = await freePort();
     t = await createTestContext('pglite', { env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
@@ -69,6 +71,8 @@ describe('svc glamp publishes a home end to end', () => {
         request.method === 'PUT' &&
         new URL(request.url).pathname.startsWith('/api/objects/uploads/');
       if (!isUpload) return t.app.fetch(request, ...rest);
+      const body = Buffer.from(await request.clone().arrayBuffer());
+      uploadedShas.push(createHash('sha256').update(body).digest('hex'));
       inFlight += 1;
       maxUploadsInFlight = Math.max(maxUploadsInFlight, inFlight);
       // An upload waits for a second one (at most a second): uploads made one after the other
@@ -356,6 +360,38 @@ describe('svc glamp publishes a home end to end', () => {
       staging: null,
       bundles: [{ accountSlug: slug, name: 'my-glamp', latestVersion: 2 }],
     });
+  });
+
+  it('republishing after one changed file uploads that file and the tarball only', async () => {
+    // Version 2 carried bundle.json with the glampId the first publish wrote into it: from
+    // here on, the home differs from the last version by one file.
+    const changed = 'console.log("v3");\n';
+    await writeFile(path.join(home, 'projects/app/index.js'), changed);
+    expect((await svc('glamp', 'stage')).code).toBe(0);
+    uploadedShas.length = 0;
+    const third = await svc('glamp', 'confirm', '--accept-flags', '--json');
+    expect(third.code).toBe(0);
+    const result = JSON.parse(third.out);
+    expect(result).toMatchObject({ published: true, version: 3, fileCount: 9 });
+    const changedSha = createHash('sha256').update(changed).digest('hex');
+    expect(uploadedShas.sort()).toEqual([changedSha, result.tarball.sha256].sort());
+    expect(result.uploaded).toEqual({
+      objects: 2,
+      bytes: result.tarball.size + Buffer.byteLength(changed),
+    });
+    // The file browser and the tarball still hold every file, the unchanged ones included.
+    const readme = await t.app.request(`/${slug}/my-glamp/versions/3/files/README.md?raw=1`);
+    expect(await readme.text()).toContain('# My glamp');
+    const tarball = Buffer.from(
+      await (await t.app.request(`/${slug}/my-glamp/versions/3/download`)).arrayBuffer(),
+    );
+    const unpack = await mkdtemp(path.join(tmpdir(), 'svc-unpack-'));
+    await writeFile(path.join(unpack, 'v3.tgz'), tarball);
+    const listed = execFileSync('tar', ['tzf', 'v3.tgz'], { cwd: unpack, encoding: 'utf8' });
+    expect(listed.split('\n').filter(Boolean)).toHaveLength(9);
+    execFileSync('tar', ['xzf', 'v3.tgz'], { cwd: unpack });
+    expect(await readFile(path.join(unpack, 'projects/app/index.js'), 'utf8')).toBe(changed);
+    await rm(unpack, { recursive: true, force: true });
   });
 
   it('cancel removes the staging directory and cancels the staging', async () => {
