@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
@@ -27,16 +28,27 @@ export async function measure(url: string, headers: Record<string, string> = {})
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+
 /**
  * The whole service on loopback as an operator runs it (logs at warn only, keys given rather than
  * generated) but on the local compute driver, which production refuses, with throwaway data, on
  * PGlite or on PostgreSQL when `DATABASE_URL` is set. Runs `body`, then takes everything down.
+ * `publicUrl` serves on a free port known beforehand, so that the service's own links (the fs
+ * store's upload URLs) point at it.
  */
 export async function withServedApp(
-  options: { work: boolean },
+  options: { work: boolean; publicUrl?: boolean },
   body: (served: { ctx: AppContext; base: string }) => Promise<void>,
 ): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
+  const port = options.publicUrl ? await freePort() : 0;
   const { config, secrets: raw } = loadConfig({
     ...process.env,
     NODE_ENV: 'development',
@@ -44,12 +56,13 @@ export async function withServedApp(
     HMAC_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     DATA_DIR: dataDir,
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
+    ...(port && { PUBLIC_URL: `http://127.0.0.1:${port}` }),
   });
   const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}));
   await startContext(ctx, options);
-  const server = serve({ fetch: createApp(ctx).fetch, port: 0, hostname: '127.0.0.1' });
+  const server = serve({ fetch: createApp(ctx).fetch, port, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const address = server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -8,6 +8,7 @@ import { isBinary, scanText } from '../packages/cli/src/glamp/scanner/scan.js';
 import { ScanPool } from '../packages/cli/src/glamp/scanner/scan-pool.js';
 import { buildStagingTarball, buildStagingTree } from '../packages/cli/src/glamp/staging.js';
 import { prng } from '../packages/cli/test/prng.js';
+import { publishTwice } from './stage-publish.js';
 
 const LINES = [
   'const apiKey = process.env.API_KEY;',
@@ -75,13 +76,20 @@ const time = async <T>(fn: () => Promise<T>) => {
   return { ms: performance.now() - started, result };
 };
 
+/**
+ * `--mb`/`--files` (or `BENCH_STAGE_MB`/`BENCH_STAGE_FILES`, for a quicker run) size the staged
+ * home, 1 GB / 20,000 files by default; `--publish-mb` the published one (120 MB).
+ */
 export async function run(args: string[]): Promise<void> {
-  const flag = (name: string, fallback: number) => {
+  const flag = (name: string, env: string | undefined, fallback: number) => {
     const i = args.indexOf(`--${name}`);
-    return i >= 0 ? Number(args[i + 1]) : fallback;
+    return i >= 0 ? Number(args[i + 1]) : env ? Number(env) : fallback;
   };
-  const megabytes = flag('mb', 1000);
-  const fileCount = flag('files', 20_000);
+  const megabytes = flag('mb', process.env.BENCH_STAGE_MB, 1000);
+  const fileCount = flag('files', process.env.BENCH_STAGE_FILES, 20_000);
+  const publishMb = flag('publish-mb', undefined, 120);
+  // The same average file size as the staged home's default.
+  await publishTwice(generateHome, { megabytes: publishMb, files: Math.round(publishMb * 20) });
   const home = await mkdtemp(path.join(tmpdir(), 'svc-bench-home-'));
   try {
     console.log(`generating a home of ${fileCount} files, about ${megabytes} MB…`);
@@ -101,7 +109,7 @@ export async function run(args: string[]): Promise<void> {
     });
     const { described, tarball } = stage.result;
     console.log(
-      `stage (walk, copy, hash, scan, tarball): ${seconds(stage.ms)}; tar czf: ${seconds(tarCzf.ms)}; ratio ${(stage.ms / tarCzf.ms).toFixed(2)}× (target ≤ 1.5×)`,
+      `stage (walk, copy, hash, scan, tarball): ${seconds(stage.ms)}; tar czf: ${seconds(tarCzf.ms)}; ratio ${(stage.ms / tarCzf.ms).toFixed(2)}× (target ≤ 1.0×)`,
     );
     console.log(
       `  walk, copy, hash and scan ${seconds(treeMs)}; tarball ${seconds(stage.ms - treeMs)}`,
