@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
@@ -17,7 +17,7 @@ import { notFoundPage } from './bundles/page-layout.html.js';
 import type { AppContext } from './context.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
-import { agentAuth, bearerToken } from './http/auth-agent.js';
+import { agentAuth, agentClaimAuth, bearerToken } from './http/auth-agent.js';
 import { hasUserToken, userAuth } from './http/auth-session.js';
 import { csrfProtection } from './http/csrf.js';
 import { mountDashboard } from './http/dashboard.js';
@@ -113,16 +113,21 @@ export function createApp(
   const session = userAuth({ sessions: ctx.sessions, tokens: ctx.apiTokens, secureCookies });
   const sessionOnly = userAuth({ sessions: ctx.sessions, secureCookies });
   const agent = agentAuth((token) => ctx.agents.authenticateToken(token));
+  const agentClaim = agentClaimAuth((token) => ctx.agents.readTokenClaim(token));
+  const sessionOr =
+    (other: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> =>
+    (c, next) => {
+      const token = bearerToken(c);
+      return token && !hasUserToken(token) ? other(c, next) : session(c, next);
+    };
   const router = createRouter({
     authenticators: {
       session,
       'session-only': sessionOnly,
       agent,
-      'session-or-agent': (c, next) => {
-        const token = bearerToken(c);
-        return token && !hasUserToken(token) ? agent(c, next) : session(c, next);
-      },
+      'session-or-agent': sessionOr(agent),
     },
+    claimAuthenticators: { agent: agentClaim, 'session-or-agent': sessionOr(agentClaim) },
   });
   mountOperationsRoutes(router, ctx);
   mountMetricsRoute(app, ctx);

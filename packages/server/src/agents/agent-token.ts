@@ -24,5 +24,11 @@ export function readAgentToken(
   return { agentId, gen: Number(gen) };
 }
 
+/**
+ * An Agent in this state no longer speaks with its token: its destruction has begun. (A
+ * destroyed Agent's row is gone, so its token finds nothing.)
+ */
+export const SILENT_AGENT_STATE = 'destroying';
+
 const mac = (key: Buffer, body: string) =>
   createHmac('sha256', key).update(body).digest('base64url');

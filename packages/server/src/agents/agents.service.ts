@@ -20,7 +20,7 @@ import type { Adoption, AdoptionService } from '../bundles/adoption.service.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
-import type { AgentPrincipal } from '../http/app-env.js';
+import type { AgentClaim, AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
 import {
   applyMove,
@@ -29,7 +29,7 @@ import {
   transferMachine,
 } from '../lifecycle/machine-actions.js';
 import { AGENT } from '../lifecycle/machine-kinds.js';
-import { issueAgentToken, readAgentToken } from './agent-token.js';
+import { issueAgentToken, readAgentToken, SILENT_AGENT_STATE } from './agent-token.js';
 import { newSubdomain, toApiAgent } from './agent-view.js';
 import { PUSH_TOKEN_JOB } from './agents.jobs.js';
 import * as repo from './agents.repo.js';
@@ -140,9 +140,17 @@ export function createAgentsService(deps: AgentsDeps) {
       if (!claim) return undefined;
       const agent = await repo.findAgent(db, claim.agentId);
       // A destroyed Agent's row is gone; one being destroyed no longer speaks either.
-      if (!agent || agent.tokenGen !== claim.gen || agent.state === 'destroying') return undefined;
+      if (!agent || agent.tokenGen !== claim.gen || agent.state === SILENT_AGENT_STATE) {
+        return undefined;
+      }
       return { agentId: agent.id, accountId: agent.accountId };
     },
+
+    /**
+     * The Agent and generation a well-signed token names, checked without the database: for an
+     * endpoint whose one statement checks the generation and state itself (`agentToken: 'claim'`).
+     */
+    readTokenClaim: (token: string): AgentClaim | undefined => readAgentToken(deps.hmacKey, token),
 
     /** Operator: moves an Agent to the legacy cohort (provider `fly`). */
     async markLegacy(agentId: string): Promise<Agent> {

@@ -1,10 +1,12 @@
 import type { Insertable, Updateable } from 'kysely';
+import { SILENT_AGENT_STATE } from '../agents/agent-token.js';
 import type { Executor } from '../db/database.js';
 import type {
   AppAuthorizationStatesTable,
   AppConnectionRow,
   AppConnectionsTable,
 } from '../db/schema.js';
+import type { AgentClaim } from '../http/app-env.js';
 
 export const insertState = (db: Executor, state: Insertable<AppAuthorizationStatesTable>) =>
   db.insertInto('appAuthorizationStates').values(state).execute();
@@ -25,6 +27,24 @@ export const deleteExpiredStates = (db: Executor, now: Date) =>
 
 export const findConnection = (db: Executor, id: string) =>
   db.selectFrom('appConnections').selectAll().where('id', '=', id).executeTakeFirst();
+
+/**
+ * The connection `id` as the Agent a token claims may see it, in one statement: no row when the
+ * claim is not the Agent's current generation or the Agent no longer speaks (the token is
+ * refused); a row without a connection (`id` null) when its account has no such connection.
+ */
+export const findConnectionForAgent = (db: Executor, id: string, claim: AgentClaim) =>
+  db
+    .selectFrom('agents as a')
+    .leftJoin('appConnections as c', (join) =>
+      join.on('c.id', '=', id).onRef('c.accountId', '=', 'a.accountId'),
+    )
+    .selectAll('c')
+    .select('a.accountId as agentAccountId')
+    .where('a.id', '=', claim.agentId)
+    .where('a.tokenGen', '=', claim.gen)
+    .where('a.state', '<>', SILENT_AGENT_STATE)
+    .executeTakeFirst();
 
 export const findConnectionBySubject = (
   db: Executor,

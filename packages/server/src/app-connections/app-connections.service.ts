@@ -4,6 +4,7 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AppConnectionRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
+import type { AgentClaim } from '../http/app-env.js';
 import type { Logger } from '../logger.js';
 import * as repo from './app-connections.repo.js';
 import type { ConnectionTokens } from './connection-tokens.js';
@@ -14,6 +15,9 @@ import type { TokenCipher } from './token-cipher.js';
 
 /** Who asks: a signed-in user (any of their accounts) or an Agent (its account only). */
 export type Caller = { readonly userId: string } | { readonly agentAccountId: string };
+
+/** A token's caller may also be an Agent's unconfirmed claim, checked by the lookup itself. */
+export type TokenCaller = Caller | { readonly agentClaim: AgentClaim };
 
 export function createAppConnectionsService(deps: {
   database: Database;
@@ -63,8 +67,24 @@ export function createAppConnectionsService(deps: {
       return (await repo.listConnections(db, accountIds)).map(toConnection);
     },
 
-    /** 410 for a deleted connection (its tombstone), 404 for one the caller cannot see. */
-    async token(caller: Caller, id: string): Promise<ConnectionToken> {
+    /**
+     * 410 for a deleted connection (its tombstone), 404 for one the caller cannot see. An
+     * Agent's claim and the connection are checked by one statement: the cached token of a
+     * fresh connection costs one round trip.
+     */
+    async token(caller: TokenCaller, id: string): Promise<ConnectionToken> {
+      if ('agentClaim' in caller) {
+        const found = await repo.findConnectionForAgent(db, id, caller.agentClaim);
+        if (!found) throw new AppError('unauthorized');
+        const { agentAccountId, ...row } = found;
+        if (row.id === null) {
+          const tombstone = await repo.findTombstone(db, id);
+          if (tombstone?.accountId !== agentAccountId) throw new AppError('not_found');
+          throw new AppError('connection_error', { message: 'connection was deleted' });
+        }
+        // The left join's columns are all set when its id is.
+        return deps.tokens.tokenFor(row as AppConnectionRow);
+      }
       const row = await repo.findConnection(db, id);
       if (!row) {
         const tombstone = await repo.findTombstone(db, id);

@@ -15,7 +15,19 @@ export interface AppEnv {
     tokenScope: 'read' | 'write';
     /** Set by the Agent-token middleware on endpoints whose auth is `agent`. */
     agent: AgentPrincipal;
+    /**
+     * Set instead of `agent` on endpoints mounted with `agentToken: 'claim'`: the token's MAC
+     * is verified, its generation and its Agent's state are NOT. The handler's own statement
+     * must check them (`SILENT_AGENT_STATE`), so the request costs one round trip.
+     */
+    agentClaim: AgentClaim;
   };
+}
+
+/** What a well-signed HMAC token names, before the database has confirmed it. */
+export interface AgentClaim {
+  readonly agentId: string;
+  readonly gen: number;
 }
 
 /** Who an HMAC token speaks for: one Agent, on behalf of its account only. */

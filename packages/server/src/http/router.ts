@@ -18,9 +18,26 @@ export type Handler<E extends Endpoint> = (
   c: Context<AppEnv>,
 ) => Promise<EndpointOutput<E> | Response>;
 
+type AgentAuthKind = Extract<AuthKind, 'agent' | 'session-or-agent'>;
+
 export interface RouterOptions {
   /** The middleware that checks each kind of credential. */
   readonly authenticators: Readonly<Record<Exclude<AuthKind, 'none'>, MiddlewareHandler<AppEnv>>>;
+  /**
+   * For endpoints mounted with `agentToken: 'claim'`: the same, except that an Agent's token is
+   * only checked for its MAC (`c.var.agentClaim`), the handler's statement checking the rest.
+   */
+  readonly claimAuthenticators?: Readonly<
+    Partial<Record<AgentAuthKind, MiddlewareHandler<AppEnv>>>
+  >;
+}
+
+export interface MountOptions {
+  /**
+   * `claim`: an Agent's token reaches the handler as `c.var.agentClaim`, checked for its MAC
+   * only; the handler's one statement checks the Agent's generation and state (a hot path).
+   */
+  readonly agentToken?: 'claim';
 }
 
 /**
@@ -33,15 +50,25 @@ export type Router = ReturnType<typeof createRouter>;
 
 export function createRouter(options: RouterOptions) {
   const app = new Hono<AppEnv>();
+  const authenticatorOf = (endpoint: Endpoint, mountOptions: MountOptions) => {
+    const kind = endpoint.auth as Exclude<AuthKind, 'none'>;
+    if (mountOptions.agentToken !== 'claim') return options.authenticators[kind];
+    const claim =
+      kind === 'agent' || kind === 'session-or-agent'
+        ? options.claimAuthenticators?.[kind]
+        : undefined;
+    if (!claim) throw new Error(`${endpoint.id}: no claim authenticator for auth ${kind}`);
+    return claim;
+  };
   return {
     app,
-    mount<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
+    mount<E extends Endpoint>(endpoint: E, handler: Handler<E>, mountOptions: MountOptions = {}) {
       const path = endpoint.path.replace(/\{(\w+)\}/g, ':$1');
       const scope: MiddlewareHandler<AppEnv> = (c, next) => {
         c.set('tokenScope', endpoint.tokenScope ?? (endpoint.method === 'GET' ? 'read' : 'write'));
         return next();
       };
-      const auth = endpoint.auth === 'none' ? [] : [scope, options.authenticators[endpoint.auth]];
+      const auth = endpoint.auth === 'none' ? [] : [scope, authenticatorOf(endpoint, mountOptions)];
       const respond: MiddlewareHandler<AppEnv> = async (c) => {
         const input = (await parseInput(endpoint, c)) as EndpointInput<E>;
         const result = await handler(input, c);
