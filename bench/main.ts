@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   search: () => import('./search.js'),
   cli: () => import('./cli.js'),
   admin: () => import('./admin.js'),
+  start: () => import('./start.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

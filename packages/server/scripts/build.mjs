@@ -1,20 +1,25 @@
-// `npm run build:admin`: the operator CLI as JavaScript in dist/admin/ (main.mjs and the chunks it
-// imports when it needs them), so that `npm run admin` starts on plain Node without compiling
-// TypeScript. Our sources (the server's and @svc/contract's) are bundled; every other package stays
-// an import that Node resolves from the repository's node_modules at run time (PGlite finds its
-// WebAssembly beside its own files). Code splitting keeps the path that asks a running service
-// small: the service's own code (the context, the database, pg-boss) is a chunk loaded only when
-// the CLI opens the database itself.
-// Plain JavaScript: the launcher (bin/admin.mjs) runs it before anything can load TypeScript.
+// `npm run build:server` / `npm run build:admin`: the service and the operator CLI as JavaScript,
+// each in a folder of dist/ (main.mjs and the chunks it imports when it needs them), so that
+// `npm start` and `npm run admin` start on plain Node without compiling TypeScript. Our sources (the
+// server's and @svc/contract's) are bundled; every other package stays an import that Node
+// resolves from the repository's node_modules at run time (PGlite finds its WebAssembly beside its
+// own files). Code splitting keeps the admin CLI's path that asks a running service small: the
+// service's own code (the context, the database, pg-boss) is a chunk loaded only when the CLI
+// opens the database itself.
+// Plain JavaScript: the launchers (bin/start.mjs, bin/admin.mjs) run it before anything can load
+// TypeScript.
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.join(import.meta.dirname, '..');
-export const ADMIN_ENTRY = path.join(root, 'src/admin/main.ts');
-export const ADMIN_BUILD_DIR = path.join(root, 'dist/admin');
-export const ADMIN_BUILD = path.join(ADMIN_BUILD_DIR, 'main.mjs');
+
+/** What each launcher runs: its entry among our sources, and the folder its build goes to. */
+export const BUILDS = {
+  server: { entry: path.join(root, 'src/main.ts'), dir: path.join(root, 'dist/server') },
+  admin: { entry: path.join(root, 'src/admin/main.ts'), dir: path.join(root, 'dist/admin') },
+};
 
 /**
  * Bundled code keeps its sources' `import.meta`: paths a module finds beside itself (the images
@@ -55,11 +60,11 @@ const OLD_CHUNK_MS = 10 * 60_000;
  * the old build or the new one, never half of one, and a CLI still running the old build finds the
  * chunks it imports later. The launcher serializes builds.
  */
-export async function buildAdmin(outdir = ADMIN_BUILD_DIR) {
+export async function buildEntry(name, outdir = BUILDS[name].dir) {
   const temporary = `${outdir}.${process.pid}.tmp`;
   try {
     await build({
-      entryPoints: { main: ADMIN_ENTRY },
+      entryPoints: { main: BUILDS[name].entry },
       outdir: temporary,
       outExtension: { '.js': '.mjs' },
       chunkNames: 'chunks/[name]-[hash]',
@@ -90,4 +95,11 @@ export async function buildAdmin(outdir = ADMIN_BUILD_DIR) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await buildAdmin();
+// `node scripts/build.mjs [server|admin …]`: those builds, by default both.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const names = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(BUILDS);
+  for (const name of names) {
+    if (!(name in BUILDS)) throw new Error(`no build "${name}": ${Object.keys(BUILDS).join(', ')}`);
+    await buildEntry(name);
+  }
+}
