@@ -152,15 +152,17 @@ export function firewallSync(deps: FirewallSyncDeps) {
      * and stores what the provider then reports. VMs under a change are left for the next run.
      *
      * The VMs are read a page at a time and compared with the provider without a lease; only
-     * those that differ are leased (one statement for the page), read again under the lease (a
-     * change may have finished meanwhile), repaired, and stored or released (one statement
-     * each). A page's reads at a slow provider thus hold no VM's lease.
+     * those that differ are leased (one statement per page of them), read again under the lease
+     * (a change may have finished meanwhile), repaired, and stored or released (one statement
+     * each). Reads at a slow provider thus hold no VM's lease.
      */
     async reconcile(pageSize = RECONCILE_PAGE_SIZE): Promise<void> {
+      // Repaired a page of differing VMs at a time: drift is rare, so a pass over many pages
+      // usually repairs once, at its end.
+      let differing: string[] = [];
       for (let afterId: string | null = null; ; ) {
         const page = { afterId, limit: pageSize, now: clock.now() };
         const vms = await repo.pageOfFreeFirewalls(db, SETTLED, page);
-        const differing: string[] = [];
         for (const vm of vms) {
           try {
             const enforced = await compute.getFirewall(vm.id);
@@ -169,8 +171,12 @@ export function firewallSync(deps: FirewallSyncDeps) {
             log.warn({ plainVmId: vm.id, err: error }, 'firewall reconciliation failed; next run');
           }
         }
-        await repairFirewalls(differing);
-        if (vms.length < pageSize) return;
+        const isLast = vms.length < pageSize;
+        if (isLast || differing.length >= pageSize) {
+          await repairFirewalls(differing);
+          differing = [];
+        }
+        if (isLast) return;
         afterId = (vms[vms.length - 1] as { id: string }).id;
       }
     },
