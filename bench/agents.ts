@@ -8,8 +8,11 @@ import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../packages/server/src/context.js';
 import { TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
+import { measureReconcile, printReconcile, type ReconcileFigures } from './agents-reconcile.js';
 
-const AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
+/** The reconciler's pass is measured at these sizes, to show its statements do not follow them. */
+const RECONCILE_SIZES = (process.env.BENCH_RECONCILE_SIZES ?? '1000,10000').split(',').map(Number);
 const IN_FLIGHT = 25;
 const TRANSITIONS_PER_AGENT = 6; // provisioning, running, stopping, stopped, destroying, removed
 
@@ -129,9 +132,19 @@ async function runOn(databaseUrl: string | undefined, statements: () => number) 
   }
 }
 
-/** 1,000 Agents through create → running → stopped → destroyed on the test driver, no latency. */
+/**
+ * `BENCH_AGENTS` (10,000) Agents through create → running → stopped → destroyed on the test
+ * driver, no latency; then one reconcile pass at each of `BENCH_RECONCILE_SIZES` (1,000 and
+ * 10,000). On PGlite, and on PostgreSQL too when `DATABASE_URL` is set.
+ */
 export async function run(): Promise<void> {
   const statements = countStatements();
-  await runOn(undefined, statements);
-  if (process.env.DATABASE_URL) await runOn(process.env.DATABASE_URL, statements);
+  const databases = [undefined, ...(process.env.DATABASE_URL ? [process.env.DATABASE_URL] : [])];
+  for (const databaseUrl of databases) {
+    await runOn(databaseUrl, statements);
+    const runs: ReconcileFigures[][] = [];
+    for (const size of RECONCILE_SIZES)
+      runs.push(await measureReconcile(databaseUrl, size, statements));
+    printReconcile(databaseUrl ? 'postgres' : 'pglite', runs);
+  }
 }
