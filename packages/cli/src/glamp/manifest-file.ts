@@ -39,6 +39,9 @@ export async function readManifest(dir: string): Promise<BundleManifest> {
   return validateManifest(value);
 }
 
+/** bundle.json's bytes, as `init` and `stage` write them. */
+export const manifestText = (manifest: BundleManifest) => `${JSON.stringify(manifest, null, 2)}\n`;
+
 export async function writeManifest(dir: string, manifest: BundleManifest): Promise<void> {
-  await writeFile(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeFile(path.join(dir, MANIFEST_FILE), manifestText(manifest));
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { chmodSync, createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { BundleCredential, BundleFile, ScanFlag } from '@svc/contract';
-import { ALWAYS_EXCLUDED, STAGING_DIR } from '@svc/contract';
+import type { BundleCredential, BundleFile, BundleManifest, ScanFlag } from '@svc/contract';
+import { ALWAYS_EXCLUDED, MANIFEST_FILE, STAGING_DIR } from '@svc/contract';
 import {
   mergeCredentials,
   OPENCLAW_ENV,
@@ -11,9 +11,10 @@ import {
   stripEnvFile,
   stripOpenclawJson,
 } from './credentials.js';
+import { manifestText } from './manifest-file.js';
 import { MAX_SCAN_BYTES, scanBytes } from './scanner/scan.js';
 import { ScanPool } from './scanner/scan-pool.js';
-import { writeTarball } from './tarball.js';
+import { startTarball, type TarballWriter, writeTarball } from './tarball.js';
 import { byteOrder, type WalkedFile, walkBundle } from './walk.js';
 
 /** What the long steps report to (a `ProgressStep`): the totals, then files and bytes done. */
@@ -32,17 +33,32 @@ export interface StagedTree extends StagingDescription {
   readonly credentials: BundleCredential[];
   readonly skippedLinks: string[];
   readonly ignoreWarnings: string[];
+  /** With `tarball`: the tarball, every file added, packing still under way. */
+  readonly tarball?: TarballWriter;
 }
 
 /**
  * Copies what the bundle ships from the home into a fresh `~/.crabglamp/glamp-staging/`: the
  * walker's files, with the credentials of the two OpenClaw files replaced by placeholders.
+ * With `manifest`, the staged bundle.json is that manifest with the credentials found (always
+ * present, even when ignored). With `tarball`, each file goes into the tarball as soon as it is
+ * staged, so packing and compressing overlap walking, hashing and scanning.
  */
-export async function buildStagingTree(home: string, progress?: StepProgress): Promise<StagedTree> {
+export async function buildStagingTree(
+  home: string,
+  progress?: StepProgress,
+  options: { manifest?: BundleManifest; tarball?: boolean } = {},
+): Promise<StagedTree> {
   const stagingDir = path.join(home, STAGING_DIR);
   await rm(stagingDir, { recursive: true, force: true });
   await mkdir(stagingDir, { recursive: true });
   const walked = await walkBundle(home, ALWAYS_EXCLUDED);
+  const { manifest } = options;
+  if (manifest && !walked.files.some((f) => f.path === MANIFEST_FILE)) {
+    const entry = { path: MANIFEST_FILE, source: '', size: 0, executable: false };
+    const at = walked.files.findIndex((f) => byteOrder(f.path, MANIFEST_FILE) > 0);
+    walked.files.splice(at < 0 ? walked.files.length : at, 0, entry);
+  }
   progress?.begin(walked.files.length, totalSize(walked.files));
   const found: BundleCredential[][] = [];
   const pool = new ScanPool();
@@ -66,7 +82,12 @@ export async function buildStagingTree(home: string, progress?: StepProgress): P
     }
     // Synchronous reads and writes: the CLI has nothing else to do meanwhile, and many small
     // files would otherwise make as many round trips through libuv's thread pool.
-    let bytes: Buffer = readFileSync(file.source);
+    let bytes: Buffer;
+    if (manifest && file.path === MANIFEST_FILE) {
+      // Both OpenClaw files (`.openclaw/…`) come before `bundle.json` in byte order, so every
+      // credential is found by now.
+      bytes = Buffer.from(manifestText({ ...manifest, credentials: mergeCredentials(found) }));
+    } else bytes = readFileSync(file.source);
     if (file.path === OPENCLAW_ENV || file.path === OPENCLAW_JSON) {
       const strip = file.path === OPENCLAW_ENV ? stripEnvFile : stripOpenclawJson;
       const stripped = strip(file.path, bytes.toString('utf8'));
@@ -78,9 +99,13 @@ export async function buildStagingTree(home: string, progress?: StepProgress): P
     // Hashed and scanned from the bytes in hand: no second read of the tree.
     await description.add(file.path, bytes);
   };
+  const tarball = options.tarball
+    ? startTarball(stagingDir, path.join(home, TARBALL_FILE))
+    : undefined;
   try {
     for (const file of walked.files) {
       await copyOne(file);
+      tarball?.add(file.path);
       progress?.advance(1, file.size);
     }
     return {
@@ -88,7 +113,11 @@ export async function buildStagingTree(home: string, progress?: StepProgress): P
       credentials: mergeCredentials(found),
       skippedLinks: walked.skippedLinks,
       ignoreWarnings: walked.ignoreWarnings,
+      ...(tarball && { tarball }),
     };
+  } catch (error) {
+    await tarball?.abort();
+    throw error;
   } finally {
     await pool.close();
   }
@@ -183,6 +212,20 @@ export async function buildStagingTarball(
     path.join(home, TARBALL_FILE),
     { ...(progress && { onEntryWritten: (bytes) => progress.advance(1, bytes) }) },
   );
+}
+
+/** Waits for a tarball `buildStagingTree` started, reporting what is packed (so far and on). */
+export async function finishStagingTarball(
+  tarball: TarballWriter,
+  files: readonly BundleFile[],
+  progress?: StepProgress,
+) {
+  if (progress) {
+    progress.begin(files.length, totalSize(files));
+    progress.advance(tarball.written.files, tarball.written.bytes);
+    tarball.onEntryWritten((bytes) => progress.advance(1, bytes));
+  }
+  return tarball.finish();
 }
 
 /** Per-extension counts and bytes, largest first. */

@@ -1,19 +1,12 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { createStaging, MANIFEST_FILE, STAGING_DIR, type StagingReport } from '@svc/contract';
+import { createStaging, type StagingReport } from '@svc/contract';
 import { requireHome } from '../../agent-env.js';
 import { agentApiClient } from '../../api-client.js';
 import { readManifest, writeManifest } from '../../glamp/manifest-file.js';
 import { commandProgress, writeJson } from '../../glamp/progress.js';
 import { formatReport } from '../../glamp/report-print.js';
-import {
-  buildStagingTarball,
-  buildStagingTree,
-  Describer,
-  extensionBreakdown,
-  type StagingDescription,
-} from '../../glamp/staging.js';
+import { buildStagingTree, extensionBreakdown, finishStagingTarball } from '../../glamp/staging.js';
 import { writeLocalStaging } from '../../glamp/state.js';
+import type { TarballWriter } from '../../glamp/tarball.js';
 import type { CliIo } from '../../main.js';
 import type { CliCommand } from '../index.js';
 
@@ -37,23 +30,23 @@ async function glampStage(io: CliIo, isJson: boolean): Promise<void> {
   const api = await agentApiClient(io);
   const manifest = await readManifest(home);
   const progress = commandProgress(io, isJson);
-  const tree = await progress.run('scan', (p) => buildStagingTree(home, p));
+  // The tarball is packed while the tree is built; the staged bundle.json lists what was
+  // stripped, and the home's copy says the same.
+  const tree = await progress.run('scan', (p) =>
+    buildStagingTree(home, p, { manifest, tarball: true }),
+  );
   const updated = { ...manifest, credentials: tree.credentials };
-  // The manifest lists what was stripped; the staged copy must say the same.
   await writeManifest(home, updated);
-  await writeManifest(path.join(home, STAGING_DIR), updated);
-  // Only the manifest changed since the tree was described: describe it again, alone.
-  const described = await redescribe(home, tree, MANIFEST_FILE);
   const tarball = await progress.run('tarball', (p) =>
-    buildStagingTarball(home, described.files, p),
+    finishStagingTarball(tree.tarball as TarballWriter, tree.files, p),
   );
   const report: StagingReport = {
-    fileCount: described.files.length,
-    totalBytes: described.files.reduce((sum, f) => sum + f.size, 0),
-    byExtension: extensionBreakdown(described.files),
-    flags: described.flags,
+    fileCount: tree.files.length,
+    totalBytes: tree.files.reduce((sum, f) => sum + f.size, 0),
+    byExtension: extensionBreakdown(tree.files),
+    flags: tree.flags,
     credentials: tree.credentials,
-    files: described.files,
+    files: tree.files,
     tarball,
   };
   const staging = await progress.wait(
@@ -62,11 +55,11 @@ async function glampStage(io: CliIo, isJson: boolean): Promise<void> {
   );
   await writeLocalStaging(home, {
     stagingId: staging.id,
-    flagFingerprints: described.flags.map((f) => f.fingerprint),
+    flagFingerprints: tree.flags.map((f) => f.fingerprint),
   });
   const extra = {
     skippedLinks: tree.skippedLinks,
-    unscanned: described.unscanned,
+    unscanned: tree.unscanned,
     ignoreWarnings: tree.ignoreWarnings,
   };
   if (isJson) {
@@ -75,17 +68,4 @@ async function glampStage(io: CliIo, isJson: boolean): Promise<void> {
   }
   io.stdout.write(formatReport({ ...report, ...extra }));
   io.stdout.write(`Staging ${staging.id} recorded. Next: svc glamp confirm (or rescan, cancel)\n`);
-}
-
-async function redescribe(home: string, tree: StagingDescription, file: string) {
-  const one = new Describer();
-  await one.add(file, await readFile(path.join(home, STAGING_DIR, file)));
-  const fresh = await one.result();
-  return {
-    files: [...tree.files.filter((f) => f.path !== file), ...fresh.files].sort((a, b) =>
-      Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)),
-    ),
-    flags: [...tree.flags.filter((f) => f.file !== file), ...fresh.flags],
-    unscanned: tree.unscanned,
-  };
 }
