@@ -31,10 +31,12 @@ export interface Principal {
 
 /** Memberships as `membershipsOf` returns them (JSON rows), personal account first. */
 export const toMemberships = (
-  rows: readonly (Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'> & {
-    role: Role;
-  })[],
-): AccountMembership[] => rows.map((row) => toMembership(row, row.role));
+  rows:
+    | readonly (Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'> & {
+        role: Role;
+      })[]
+    | null,
+): AccountMembership[] => (rows ?? []).map((row) => toMembership(row, row.role));
 
 export const toMember = (row: {
   userId: string;

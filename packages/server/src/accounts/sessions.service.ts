@@ -22,6 +22,17 @@ const MAX_USER_AGENT = 300;
 /** How stale a session's `lastSeenAt` may get before a request writes it again. */
 const LAST_SEEN_PRECISION_MS = 5 * 60_000;
 
+/**
+ * When a session check at `now` writes (`useSession`): `lastSeenAt` only now and then, not on
+ * every request, and the expiry once past half the session's life.
+ */
+export const sessionUseTimes = (now: Date) => ({
+  now,
+  seenBefore: new Date(now.getTime() - LAST_SEEN_PRECISION_MS),
+  extendBefore: new Date(now.getTime() + SESSION_TTL_MS / 2),
+  extendTo: new Date(now.getTime() + SESSION_TTL_MS),
+});
+
 export interface SessionsDeps {
   readonly database: Database;
   readonly clock: Clock;
@@ -104,14 +115,11 @@ export function createSessionsService({
      * which also records the use now and then and extends sessions past half their life.
      */
     async authenticate(sessionId: string): Promise<Principal | undefined> {
-      const now = clock.now().getTime();
-      const row = await sessionsRepo.useSession(db, hashSessionId(sessionId), {
-        now: new Date(now),
-        // A write only now and then, not on every request.
-        seenBefore: new Date(now - LAST_SEEN_PRECISION_MS),
-        extendBefore: new Date(now + SESSION_TTL_MS / 2),
-        extendTo: new Date(now + SESSION_TTL_MS),
-      });
+      const row = await sessionsRepo.useSession(
+        db,
+        hashSessionId(sessionId),
+        sessionUseTimes(clock.now()),
+      );
       return row && { user: toUser(row), memberships: toMemberships(row.memberships) };
     },
 
