@@ -26,9 +26,11 @@ const freePort = () =>
     });
   });
 
-async function untilHealthy(port: number, child: ChildProcess) {
+async function untilHealthy(port: number, child: ChildProcess, output: () => string) {
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    if (child.exitCode !== null) {
+      throw new Error(`the service exited with ${child.exitCode}:\n${output().slice(-2000)}`);
+    }
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (res) => res.ok,
       () => false,
@@ -51,16 +53,36 @@ async function timeStart(command: string, args: string[], dataDir: string): Prom
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
     },
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
   });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
   try {
-    await untilHealthy(port, child);
+    await untilHealthy(port, child, () => stderr);
     return performance.now() - started;
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(-(child.pid as number), 'SIGTERM');
-    await exited;
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      // The whole group: `npm start` runs the service as a child of its own.
+      try {
+        process.kill(-(child.pid as number), 'SIGTERM');
+      } catch {
+        child.kill('SIGTERM');
+      }
+      await exited;
+    }
+    // npm may be gone before the service it ran has let go of the database: wait for the group.
+    for (;;) {
+      try {
+        process.kill(-(child.pid as number), 0);
+      } catch {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 }
 

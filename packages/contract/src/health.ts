@@ -5,7 +5,12 @@ export const HealthStatus = z.object({ status: z.literal('ok') });
 
 export const ReadyStatus = z.object({
   status: z.enum(['ready', 'not_ready']),
-  checks: z.object({ database: z.boolean(), migrations: z.boolean() }),
+  checks: z.object({
+    database: z.boolean(),
+    migrations: z.boolean(),
+    /** This process's start-up work (migrations, the job queue) is done. */
+    started: z.boolean(),
+  }),
 });
 
 export const healthz = defineEndpoint({
@@ -26,7 +31,7 @@ export const readyz = defineEndpoint({
   auth: 'none',
   tag: 'operations',
   summary:
-    'The database is reachable and every migration is applied (503 with the same body otherwise).',
+    "The database is reachable, every migration is applied and this process's start-up work is done (503 with the same body otherwise).",
   response: { status: 200, body: ReadyStatus },
   errors: [],
 });

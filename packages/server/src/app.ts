@@ -38,14 +38,30 @@ export const MAX_BUNDLE_BODY_BYTES = 32 * 1024 * 1024;
 /**
  * The HTTP application: middleware, every feature's routes, and the one error handler. No listen.
  * `operations` mounts only `/healthz`, `/readyz` and the OpenAPI document: what a process that
- * serves nothing but the edge (`--role=edge`) answers on the service's own host.
+ * serves nothing but the edge (`--role=edge`) answers on the service's own host. `starting`: the
+ * process's start-up work (`startContext`) still under way; until it is done `/readyz` says
+ * `not_ready` and every request but the health checks waits for it.
  */
 export function createApp(
   ctx: AppContext,
-  options: { readonly only?: 'operations' } = {},
+  options: { readonly only?: 'operations'; readonly starting?: Promise<void> } = {},
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const log = ctx.log.http;
+  let started = options.starting === undefined;
+  options.starting?.then(
+    () => {
+      started = true;
+    },
+    () => {},
+  );
+  if (options.starting) {
+    const starting = options.starting;
+    app.use(async (c, next) => {
+      if (!started && c.req.path !== '/healthz' && c.req.path !== '/readyz') await starting;
+      await next();
+    });
+  }
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -129,7 +145,7 @@ export function createApp(
     },
     claimAuthenticators: { agent: agentClaim, 'session-or-agent': sessionOr(agentClaim) },
   });
-  mountOperationsRoutes(router, ctx);
+  mountOperationsRoutes(router, ctx, () => started);
   mountMetricsRoute(app, ctx);
   if (options.only === 'operations') {
     app.route('/', router.app);

@@ -35,11 +35,18 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   // The process's own (CPU, memory, event loop lag), beside the service's; in the process entry
   // only, since it watches the event loop from registration on.
   collectDefaultMetrics({ register: ctx.metrics.registry });
-  await startContext(ctx, { work: role === 'all' || role === 'worker' });
+  // Migrations, the job queue and the first reconciles run while the HTTP server already answers:
+  // /healthz at once, /readyz "not_ready" until they are done, every other request once they are.
+  const starting = startContext(ctx, { work: role === 'all' || role === 'worker' });
+  // A failure is reported by the `await` below; this only keeps it from counting as unhandled.
+  starting.catch(() => {});
 
   const closers: (() => Promise<void>)[] = [];
   if (role !== 'worker') {
-    const app = role === 'edge' ? createApp(ctx, { only: 'operations' }) : createApp(ctx);
+    const app =
+      role === 'edge'
+        ? createApp(ctx, { only: 'operations', starting })
+        : createApp(ctx, { starting });
     const edge = createEdgeProxy({
       routes: ctx.edgeRoutes,
       agentOrigin: config.http.agentOrigin,
@@ -63,6 +70,13 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
           edge.close();
         }),
     );
+  }
+  try {
+    await starting;
+  } catch (error) {
+    await Promise.all(closers.map((close) => close()));
+    await stopContext(ctx).catch(() => {});
+    throw error;
   }
   // The operator CLI reaches this process through a socket in DATA_DIR while it holds the database.
   const adminSocket = await startAdminSocket(ctx);

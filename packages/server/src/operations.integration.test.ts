@@ -39,4 +39,35 @@ describe('health and readiness', () => {
       body: { checks: { database: false, migrations: false } },
     });
   });
+
+  it('answers /healthz at once while start-up work is under way, and holds other requests until it is done', async () => {
+    const t = await createTestContext('pglite');
+    try {
+      let finish = () => {};
+      const starting = new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      const client = new TestClient(createApp(t.ctx, { starting }), t.ctx.config.http.publicUrl);
+      expect((await client.get('/healthz')).status).toBe(200);
+      expect(await client.get('/readyz')).toMatchObject({
+        status: 503,
+        body: { status: 'not_ready', checks: { database: true, migrations: true, started: false } },
+      });
+      let answered = false;
+      const me = client.get('/api/me').then((res) => {
+        answered = true;
+        return res;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(answered).toBe(false);
+      finish();
+      expect((await me).status).toBe(401);
+      expect(await client.get('/readyz')).toMatchObject({
+        status: 200,
+        body: { status: 'ready', checks: { started: true } },
+      });
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -3,7 +3,12 @@ import type { AppContext } from './context.js';
 import { isMigrated, ping } from './db/migrate.js';
 import type { Router } from './http/router.js';
 
-export function mountOperationsRoutes(router: Router, ctx: AppContext) {
+/** `isStarted`: whether this process's start-up work (migrations, the job queue) is done. */
+export function mountOperationsRoutes(
+  router: Router,
+  ctx: AppContext,
+  isStarted: () => boolean = () => true,
+) {
   let openapiDocument: Record<string, unknown> | undefined;
 
   router.mount(api.healthz, async () => ({ status: 'ok' as const }));
@@ -15,10 +20,11 @@ export function mountOperationsRoutes(router: Router, ctx: AppContext) {
       () => false,
     );
     const migrations = database && (await isMigrated(db).catch(() => false));
-    const ready = database && migrations;
+    const started = isStarted();
+    const ready = database && migrations && started;
     const body = {
       status: ready ? ('ready' as const) : ('not_ready' as const),
-      checks: { database, migrations },
+      checks: { database, migrations, started },
     };
     return ready ? body : c.json(body, 503);
   });
