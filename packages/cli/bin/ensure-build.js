@@ -3,8 +3,8 @@
 // repository's `npx svc` runs this before anything can load TypeScript. Builds are serialized
 // by a lock directory, so machines and shells starting together build once.
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { isFresh, withLock } from '../../../scripts/build-freshness.mjs';
 
 const root = path.join(import.meta.dirname, '..');
 /** Where `npm run build:cli` builds `svc` (what the local driver's machines run). */
@@ -18,61 +18,8 @@ const SOURCES = [
   path.join(root, '../contract/src'),
 ];
 const LOCK = path.join(root, '.tmp/build.lock');
-/** A lock this old was left by a build that died. */
-const STALE_LOCK_MS = 120_000;
-
-async function newestMtimeMs(file) {
-  const info = await stat(file).catch(() => undefined);
-  if (!info) return 0;
-  if (!info.isDirectory()) return info.mtimeMs;
-  const entries = await readdir(file, { recursive: true, withFileTypes: true });
-  const times = await Promise.all(
-    entries
-      // Tests are not part of the build.
-      .filter((entry) => entry.isFile() && !entry.name.endsWith('.test.ts'))
-      .map((entry) =>
-        stat(path.join(entry.parentPath, entry.name)).then(
-          (s) => s.mtimeMs,
-          () => 0,
-        ),
-      ),
-  );
-  return Math.max(info.mtimeMs, ...times);
-}
-
 /** Whether dist/svc.mjs exists and no source is newer (without sources, as shipped: it exists). */
-export async function isCliBuildFresh() {
-  const built = await stat(ENTRY).then(
-    (s) => s.mtimeMs,
-    () => undefined,
-  );
-  if (built === undefined) return false;
-  const newest = await Promise.all(SOURCES.map(newestMtimeMs));
-  return newest.every((time) => time <= built);
-}
-
-async function withLock(work) {
-  await mkdir(path.dirname(LOCK), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(LOCK);
-      break;
-    } catch (error) {
-      if (error.code !== 'EEXIST') throw error;
-      const age = await stat(LOCK).then(
-        (s) => Date.now() - s.mtimeMs,
-        () => 0,
-      );
-      if (age > STALE_LOCK_MS) await rm(LOCK, { recursive: true, force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    await rm(LOCK, { recursive: true, force: true });
-  }
-}
+export const isCliBuildFresh = () => isFresh(ENTRY, SOURCES);
 
 function build() {
   const script = path.join(root, 'scripts/build.ts');
@@ -103,7 +50,7 @@ function build() {
  */
 export async function ensureCliBuild(options = {}) {
   if (await isCliBuildFresh()) return ENTRY;
-  await withLock(async () => {
+  await withLock(LOCK, async () => {
     // Another process may have built it while this one waited for the lock.
     if (await isCliBuildFresh()) return;
     options.onBuild?.();
