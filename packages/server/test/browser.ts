@@ -61,3 +61,30 @@ export async function clickAndAwaitClose(popup: Page, target: Locator): Promise<
   });
   await closed;
 }
+
+/** Signs up through the dashboard's form and waits for the Agents page it lands on. */
+export async function signUpInBrowser(
+  page: Page,
+  baseUrl: string,
+  user: { name: string; email: string; password: string },
+): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/sign-up`);
+  await page.getByLabel('Name', { exact: true }).fill(user.name);
+  await page.getByLabel('E-mail').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByRole('heading', { name: 'Agents' }).waitFor();
+}
+
+/** Signs in through the dashboard's form and waits for the Agents page it lands on. */
+export async function signInInBrowser(
+  page: Page,
+  baseUrl: string,
+  user: { email: string; password: string },
+): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/sign-in`);
+  await page.getByLabel('E-mail').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Agents' }).waitFor();
+}

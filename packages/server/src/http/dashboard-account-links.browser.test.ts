@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openPage, screenshot, watchErrors } from '../../test/browser.js';
+import { openPage, screenshot, signUpInBrowser, watchErrors } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import {
   type ReceivedMail,
@@ -56,12 +56,7 @@ describe('the dashboard in Chromium: links from e-mails', () => {
       EMAIL_VERIFICATION: 'required',
     }));
     ({ browser, page, errors } = await openPage());
-    await go(page, '/dashboard/sign-up');
-    await page.getByLabel('Name', { exact: true }).fill('Ada Lovelace');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign up' }).click();
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await signUpInBrowser(page, server.baseUrl, { name: 'Ada Lovelace', email, password });
   }, 90_000);
   // Each step answers for its own console errors (a failed step's stay with it).
   beforeEach(() => {
@@ -256,12 +251,11 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     const other = await context.newPage();
     const otherErrors = watchErrors(other);
     const leaving = `grace-${stamp}@example.com`;
-    await go(other, '/dashboard/sign-up');
-    await other.getByLabel('Name', { exact: true }).fill('Grace Hopper');
-    await other.getByLabel('E-mail').fill(leaving);
-    await other.getByLabel('Password').fill(password);
-    await other.getByRole('button', { name: 'Sign up' }).click();
-    await other.getByRole('heading', { name: 'Agents' }).waitFor();
+    await signUpInBrowser(other, server.baseUrl, {
+      name: 'Grace Hopper',
+      email: leaving,
+      password,
+    });
     await other.getByRole('link', { name: leaving }).click();
     await other.getByLabel('to delete account').fill(leaving);
     await other.getByRole('button', { name: 'Delete account' }).click();

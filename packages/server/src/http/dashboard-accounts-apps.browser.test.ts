@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clickAndAwaitClose, openPage, screenshot } from '../../test/browser.js';
+import { clickAndAwaitClose, openPage, screenshot, signUpInBrowser } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
 import { signUpUser } from '../../test/test-context.js';
@@ -25,12 +25,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
       return suite.env();
     });
     ({ browser, page, errors } = await openPage());
-    await go('/dashboard/sign-up');
-    await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign up' }).click();
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await signUpInBrowser(page, server.baseUrl, { name: 'Grace Hopper', email, password });
   }, 90_000);
   // Each step answers for its own console errors (a failed step's stay with it).
   beforeEach(() => {

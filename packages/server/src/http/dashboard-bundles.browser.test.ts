@@ -1,6 +1,6 @@
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openPage, screenshot } from '../../test/browser.js';
+import { openPage, screenshot, signInInBrowser } from '../../test/browser.js';
 import {
   type AgentClient,
   agentClient,
@@ -51,11 +51,7 @@ describe('the dashboard in Chromium: bundles and usage', () => {
     await publish(agent, 2, bundleId);
 
     ({ browser, page, errors } = await openPage());
-    await page.goto(`${server.baseUrl}/dashboard/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await signInInBrowser(page, server.baseUrl, { email, password: 'correct horse battery' });
   }, 90_000);
   beforeEach(() => {
     errors?.splice(0);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
 import { agentClientOf, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
@@ -100,11 +100,7 @@ describe('the dashboard in Chromium: rough edges', () => {
     context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     page = await context.newPage();
     errors = watchErrors(page);
-    await go('/dashboard/sign-in');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    await signInInBrowser(page, server.baseUrl, { email, password: PASSWORD });
   }, 120_000);
   // Each step answers for its own console errors (a failed step's stay with it).
   beforeEach(() => {
