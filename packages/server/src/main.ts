@@ -4,9 +4,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
 import { createContext, startContext, stopContext } from './context.js';
-import { agentHostMatcher } from './edge/edge-host.js';
 import { createEdgeProxy } from './edge/edge-proxy.js';
-import { deferredServing } from './http/deferred-serving.js';
 import { startHttpServer } from './http/http-server.js';
 import { createLogger, subsystemLoggers, warnLoudly } from './logger.js';
 
@@ -33,36 +31,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
       "COMPUTE_DRIVER=local is for development only: its machines run as this service's own user, not isolated, so code in any Agent or Plain VM can read DATA_DIR (keys, database), other machines' tokens and this process's environment",
     );
   }
-  // Listen before the database opens: /healthz answers at once, everything else waits for the
-  // service (http/deferred-serving.ts).
-  const isAgentHost = agentHostMatcher(config.http.agentOrigin.domain, config.http.publicUrl);
-  const serving =
-    role === 'worker' ? undefined : deferredServing((host) => isAgentHost(host) !== undefined);
-  const server =
-    serving &&
-    startHttpServer(
-      serving.app,
-      config.http,
-      (info) =>
-        loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
-      serving.front,
-    );
-  const closeServer = () =>
-    new Promise<void>((resolve) => {
-      if (!server) return resolve();
-      server.close(() => resolve());
-      // Keep-alive connections and proxied WebSockets would hold `close` open until they end.
-      server.closeIdleConnections();
-    });
-  let ctx: Awaited<ReturnType<typeof createContext>>;
-  try {
-    ctx = await createContext(config, secrets, { loggers });
-  } catch (error) {
-    // Requests waiting for a service that will not come are cut, so the process can end.
-    server?.closeAllConnections();
-    await closeServer();
-    throw error;
-  }
+  const ctx = await createContext(config, secrets, { loggers });
   // The process's own (CPU, memory, event loop lag), beside the service's; in the process entry
   // only, since it watches the event loop from registration on.
   collectDefaultMetrics({ register: ctx.metrics.registry });
@@ -72,8 +41,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   // A failure is reported by the `await` below; this only keeps it from counting as unhandled.
   starting.catch(() => {});
 
-  const closers: (() => Promise<void>)[] = [closeServer];
-  if (serving) {
+  const closers: (() => Promise<void>)[] = [];
+  if (role !== 'worker') {
     const app =
       role === 'edge'
         ? createApp(ctx, { only: 'operations', starting })
@@ -85,12 +54,21 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
       trust: config.http,
       log: loggers.root.child({ subsystem: 'edge' }),
     });
-    closers.push(async () => edge.close());
-    // Handed over once start-up is done: until then the Agents' edge, which reads the database
-    // as it is after the migrations, waits with every request but the health checks.
-    void starting.then(
-      () => serving.serve({ app, front: edge }),
-      () => {},
+    const server = startHttpServer(
+      app,
+      config.http,
+      (info) =>
+        loggers.root.info({ port: info.port, publicUrl: config.http.publicUrl, role }, 'listening'),
+      edge,
+    );
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          // Keep-alive connections and proxied WebSockets would hold `close` open until they end.
+          server.closeIdleConnections();
+          edge.close();
+        }),
     );
   }
   try {
