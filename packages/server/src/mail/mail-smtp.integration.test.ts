@@ -58,7 +58,12 @@ describe.each(databaseKinds)('mail over SMTP on %s', (kind) => {
     expect(mail.parsed.html).toContain(`<a href="${RESET_URL}">Reset it</a>`);
     expect(mail.parsed.html).toContain(t.ctx.config.http.publicUrl);
 
-    const sent = t.logs.entries().find((entry) => entry.msg === 'mail sent');
+    // The server holds the message a moment before the job hears its answer and logs.
+    const sent = await waitFor(
+      () => t.logs.entries().find((entry) => entry.msg === 'mail sent'),
+      15_000,
+      'the "mail sent" log line',
+    );
     expect(sent).toMatchObject({ template: 'notice', to: 'ada@example.com' });
     expect(sent?.messageId).toBe(mail.parsed.messageId);
   });
