@@ -8,6 +8,15 @@ export type AccountKind = z.infer<typeof AccountKind>;
 export const Role = z.enum(['owner', 'admin', 'member']);
 export type Role = z.infer<typeof Role>;
 
+/**
+ * Where the account's subscription stands: `active`; `past_due` (an invoice is unpaid after its due
+ * date; slots still work until the grace period ends); `inactive` (never activated, deactivated,
+ * cancelled by the payment processor, or unpaid past the grace period). `subscriptionActive` is
+ * `active` or `past_due`.
+ */
+export const SubscriptionStatus = z.enum(['inactive', 'active', 'past_due']);
+export type SubscriptionStatus = z.infer<typeof SubscriptionStatus>;
+
 export const Email = z.string().trim().toLowerCase().pipe(z.email().max(254));
 export const Password = z
   .string()
@@ -43,6 +52,7 @@ export const AccountMembership = z.object({
   kind: AccountKind,
   role: Role,
   subscriptionActive: z.boolean(),
+  subscriptionStatus: SubscriptionStatus,
 });
 export type AccountMembership = z.infer<typeof AccountMembership>;
 
@@ -58,6 +68,7 @@ export type Member = z.infer<typeof Member>;
 export const Subscription = z.object({
   accountId: Id,
   subscriptionActive: z.boolean(),
+  subscriptionStatus: SubscriptionStatus,
 });
 
 const AccountIdParams = z.object({ id: Id });
@@ -311,10 +322,11 @@ export const activateSubscription = defineEndpoint({
   path: '/api/accounts/{id}/subscription',
   auth: 'session',
   tag: 'billing',
-  summary: "Activate the account's subscription (owners and admins).",
+  summary:
+    "Activate the account's subscription (owners and admins); with Stripe, creates its customer and subscription.",
   params: AccountIdParams,
   response: { status: 200, body: Subscription },
-  errors: [],
+  errors: ['invoices_overdue', 'billing_unavailable'],
 });
 
 export const deactivateSubscription = defineEndpoint({

@@ -32,6 +32,10 @@ export const ErrorCode = z.enum([
   'target_billing_inactive',
   'subscription_required',
   'not_transferable',
+  // Billing
+  'invoices_overdue',
+  'billing_unavailable',
+  'invalid_signature',
   // Vault
   'invalid_public_key',
   'duplicate_key',
@@ -112,6 +116,9 @@ export const errorStatus = {
   target_billing_inactive: 400,
   subscription_required: 400,
   not_transferable: 400,
+  invoices_overdue: 409,
+  billing_unavailable: 503,
+  invalid_signature: 400,
   invalid_public_key: 400,
   duplicate_key: 409,
   scope_not_allowed: 400,

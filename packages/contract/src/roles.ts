@@ -100,6 +100,15 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   listSlots: member,
   deleteSlot: admin,
   getUsage: member,
+  getPrices: publicAccess,
+  getUpcomingInvoice: admin,
+  listInvoices: admin,
+  getInvoice: admin,
+  getInvoicePage: admin,
+  stripeWebhook: {
+    access: 'public',
+    note: 'signed by Stripe; 404 unless `BILLING_PROVIDER=stripe`',
+  },
 
   // Agents
   getSelfAgent: agent,

@@ -247,7 +247,7 @@ export async function createContext(
     compute,
     agents,
     edgeRoutes,
-    billing: createBillingService({ database, clock, membership }),
+    billing: createBillingService({ database, clock, membership, prices: config.billing.prices }),
     vault: createVaultService({ database, clock, membership }),
     audit: createAuditService({ database, membership }),
     mail,

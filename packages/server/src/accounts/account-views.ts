@@ -12,7 +12,10 @@ export const toUser = (
 });
 
 export const toMembership = (
-  row: Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'>,
+  row: Pick<
+    AccountRow,
+    'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive' | 'subscriptionStatus'
+  >,
   role: Role,
 ): AccountMembership => ({
   id: row.id,
@@ -21,6 +24,7 @@ export const toMembership = (
   kind: row.kind,
   role,
   subscriptionActive: row.subscriptionActive,
+  subscriptionStatus: row.subscriptionStatus,
 });
 
 /** A signed-in user and the accounts they belong to, as one session or token check finds them. */
@@ -32,7 +36,10 @@ export interface Principal {
 /** Memberships as `membershipsOf` returns them (JSON rows), personal account first. */
 export const toMemberships = (
   rows:
-    | readonly (Pick<AccountRow, 'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'> & {
+    | readonly (Pick<
+        AccountRow,
+        'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive' | 'subscriptionStatus'
+      > & {
         role: Role;
       })[]
     | null,

@@ -1,4 +1,4 @@
-import type { Role } from '@svc/contract';
+import type { Role, SubscriptionStatus } from '@svc/contract';
 import { type Expression, expressionBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AccountRow, DB, UserRow } from '../db/schema.js';
@@ -72,7 +72,7 @@ export const findRole = async (db: Executor, accountId: string, userId: string) 
 /** One of `membershipsOf`'s elements. */
 export type MembershipJson = Pick<
   AccountRow,
-  'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive'
+  'id' | 'slug' | 'name' | 'kind' | 'subscriptionActive' | 'subscriptionStatus'
 > & {
   role: Role;
 };
@@ -89,7 +89,8 @@ export const membershipsOf = (userId: Expression<string>) =>
     .select(
       sql<MembershipJson[]>`coalesce(json_agg(json_build_object(
         'id', a.id, 'slug', a.slug, 'name', a.name, 'kind', a.kind,
-        'subscriptionActive', a.subscription_active, 'role', m.role
+        'subscriptionActive', a.subscription_active,
+        'subscriptionStatus', a.subscription_status, 'role', m.role
       ) order by a.kind = 'personal' desc, a.created_at, a.id), '[]')`.as('memberships'),
     )
     .where('m.userId', '=', userId);
@@ -132,12 +133,17 @@ export const lockOwners = async (db: Executor, accountId: string) =>
       .execute()
   ).map((row) => row.userId);
 
-export const setSubscriptionActive = (db: Executor, accountId: string, active: boolean, at: Date) =>
+export const setSubscriptionStatus = (
+  db: Executor,
+  accountId: string,
+  status: SubscriptionStatus,
+  at: Date,
+) =>
   db
     .updateTable('accounts')
-    .set({ subscriptionActive: active, updatedAt: at })
+    .set({ subscriptionStatus: status, updatedAt: at })
     .where('id', '=', accountId)
-    .returning(['id', 'subscriptionActive'])
+    .returning(['id', 'subscriptionActive', 'subscriptionStatus'])
     .executeTakeFirstOrThrow();
 
 export const findAccountBySlug = (db: Executor, slug: string) =>

@@ -337,9 +337,14 @@ export function createAccountsService({
     async setSubscription(actor: Actor, accountId: string, active: boolean) {
       return database.transaction(async (tx) => {
         await requireMember(tx, actor, accountId, MANAGERS);
-        const row = await repo.setSubscriptionActive(tx, accountId, active, clock.now());
+        const status = active ? 'active' : 'inactive';
+        const row = await repo.setSubscriptionStatus(tx, accountId, status, clock.now());
         await audit(tx, actor, accountId, 'account.subscription', accountId, { active });
-        return { accountId: row.id, subscriptionActive: row.subscriptionActive };
+        return {
+          accountId: row.id,
+          subscriptionActive: row.subscriptionActive,
+          subscriptionStatus: row.subscriptionStatus,
+        };
       });
     },
   };

@@ -41,6 +41,7 @@ export async function takeSlot(
     .where('s.product', '=', kind.product)
     .where('s.size', '=', kind.size)
     .where('s.region', '=', kind.region)
+    .where('s.removedAt', 'is', null)
     .where(sql<boolean>`not ${occupied}`)
     .orderBy('s.createdAt')
     .orderBy('s.id')
@@ -62,26 +63,33 @@ export const listSlots = (db: Executor, accountId: string) =>
     .selectFrom('subscriptionSlots as s')
     .select(['s.id', 's.product', 's.size', 's.region', 's.createdAt', occupied.as('inUse')])
     .where('s.accountId', '=', accountId)
+    .where('s.removedAt', 'is', null)
     .orderBy('s.createdAt')
     .orderBy('s.id')
     .execute();
 
-/** Removes a free slot. */
+/** Removes a free slot: its charges stop at `at` (the row stays, for the bill). */
 export async function removeSlot(
   tx: Executor,
   accountId: string,
   slotId: string,
+  at: Date,
 ): Promise<'removed' | 'in_use' | 'not_found'> {
   const slot = await tx
     .selectFrom('subscriptionSlots as s')
     .select(['s.id', occupied.as('inUse')])
     .where('s.id', '=', slotId)
     .where('s.accountId', '=', accountId)
+    .where('s.removedAt', 'is', null)
     .forUpdate()
     .executeTakeFirst();
   if (!slot) return 'not_found';
   if (slot.inUse) return 'in_use';
-  await tx.deleteFrom('subscriptionSlots').where('id', '=', slotId).execute();
+  await tx
+    .updateTable('subscriptionSlots')
+    .set({ removedAt: at })
+    .where('id', '=', slotId)
+    .execute();
   return 'removed';
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BillingType, MachineState, Region, Size, UsageLine } from '@svc/contract';
+import type { BillingType, Cohort, MachineState, Region, Size, UsageLine } from '@svc/contract';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 
@@ -12,6 +12,7 @@ export interface MeteredResource {
   readonly billingType: BillingType;
   readonly size: Size;
   readonly region: Region;
+  readonly cohort: Cohort;
 }
 
 /**
@@ -57,6 +58,7 @@ export async function rolloverUsages(
         billingType: resource.billingType,
         size: resource.size,
         region: resource.region,
+        cohort: resource.cohort,
         startedAt: at,
         endedAt: null,
       })),

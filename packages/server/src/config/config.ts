@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Region, Size } from '@svc/contract';
+import { defaultPriceBook, type Prices, parsePriceBook } from '../billing/price-book.js';
 import { type Env, EnvSchema } from './env.js';
 import { hetznerConfig } from './hetzner-config.js';
 import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
@@ -120,6 +122,7 @@ export interface Config {
   readonly objectStore: ObjectStoreConfig;
   readonly bundles: BundleLimits;
   readonly mail: MailConfig;
+  readonly billing: BillingConfig;
   readonly timing: {
     readonly provisionTimeoutMs: number;
     readonly refreshTimeoutMs: number;
@@ -127,6 +130,17 @@ export interface Config {
     readonly jobHeartbeatSeconds: number;
   };
   readonly providers: Readonly<Record<'suite' | 'code' | 'music', ProviderEndpoints>>;
+}
+
+/** Prices, and who collects the invoices (its keys are secrets, kept apart). */
+export interface BillingConfig {
+  /** `PRICES_FILE`, or the embedded price book. */
+  readonly prices: Prices;
+  readonly provider:
+    | { readonly kind: 'none' }
+    | { readonly kind: 'stripe'; readonly apiUrl?: string };
+  readonly invoiceDueDays: number;
+  readonly graceDays: number;
 }
 
 /** Secret values as read from the environment; `resolveSecrets` completes them. */
@@ -138,6 +152,7 @@ export interface RawSecrets {
   readonly hcloudToken?: string;
   readonly smtpPassword?: string;
   readonly metricsToken?: string;
+  readonly stripe?: { readonly secretKey: string; readonly webhookSecret: string };
 }
 
 export class ConfigError extends Error {
@@ -204,7 +219,13 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       problems.push(`${provider}_CLIENT_SECRET: required when ${provider}_CLIENT_ID is set`);
     }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (env.BILLING_PROVIDER === 'stripe') {
+    for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when BILLING_PROVIDER=stripe`);
+    }
+  }
+  const prices = env.PRICES_FILE ? loadPriceFile(env.PRICES_FILE, problems) : defaultPriceBook();
+  if (problems.length > 0 || !prices) throw new ConfigError(problems);
 
   const dataDir = path.resolve(env.DATA_DIR);
   const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '');
@@ -278,6 +299,15 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
         ? { kind: 'smtp', url: smtp.url }
         : { kind: 'outbox', dir: path.join(dataDir, 'outbox') },
     },
+    billing: {
+      prices,
+      provider:
+        env.BILLING_PROVIDER === 'stripe'
+          ? { kind: 'stripe', ...(env.STRIPE_API_URL && { apiUrl: env.STRIPE_API_URL }) }
+          : { kind: 'none' },
+      invoiceDueDays: env.INVOICE_DUE_DAYS,
+      graceDays: env.BILLING_GRACE_DAYS,
+    },
     timing: {
       provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
       jobHeartbeatSeconds: env.JOB_HEARTBEAT_SECONDS,
@@ -315,6 +345,11 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     ...(env.COMPUTE_DRIVER === 'hetzner' && env.HCLOUD_TOKEN && { hcloudToken: env.HCLOUD_TOKEN }),
     ...(smtp?.password && { smtpPassword: smtp.password }),
     ...(env.METRICS_TOKEN && { metricsToken: env.METRICS_TOKEN }),
+    ...(env.BILLING_PROVIDER === 'stripe' &&
+      env.STRIPE_SECRET_KEY &&
+      env.STRIPE_WEBHOOK_SECRET && {
+        stripe: { secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET },
+      }),
     ...(env.S3_ACCESS_KEY_ID &&
       env.S3_SECRET_ACCESS_KEY && {
         s3Credentials: {
@@ -345,4 +380,19 @@ function deepFreeze<T>(value: T): T {
 function subdomainHost(publicUrl: URL): string {
   if (isIP(publicUrl.hostname.replace(/^\[|\]$/g, '')) === 0) return publicUrl.host;
   return publicUrl.port ? `localhost:${publicUrl.port}` : 'localhost';
+}
+
+/** Reads and checks `PRICES_FILE`, adding every problem to `problems`. */
+function loadPriceFile(file: string, problems: string[]): Prices | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    problems.push(`PRICES_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+    return undefined;
+  }
+  const prices = parsePriceBook(text);
+  if (!Array.isArray(prices)) return prices;
+  problems.push(...prices.map((problem) => `PRICES_FILE: ${problem}`));
+  return undefined;
 }

@@ -30,6 +30,7 @@ export async function resolveSecrets(
       raw.hcloudToken,
       raw.smtpPassword,
       raw.metricsToken,
+      raw.stripe,
     );
   }
   if (config.env === 'production') throw new Error('Refusing to generate keys in production');
@@ -56,6 +57,7 @@ export async function resolveSecrets(
     raw.hcloudToken,
     raw.smtpPassword,
     raw.metricsToken,
+    raw.stripe,
   );
 }
 

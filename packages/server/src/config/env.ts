@@ -110,6 +110,19 @@ export const EnvSchema = z.object({
    * publish. Unset: `required` when NODE_ENV=production, else `optional` (a reminder only).
    */
   EMAIL_VERIFICATION: optional.pipe(z.enum(['required', 'optional']).optional()),
+  /** The price book (JSON, docs/billing.md); unset: the embedded one. */
+  PRICES_FILE: optional,
+  /** Who collects invoices: `none` (the operator marks them paid) or `stripe`. */
+  BILLING_PROVIDER: z.enum(['none', 'stripe']).default('none'),
+  /** Stripe's API key and the signing secret of its webhook endpoint (secrets). */
+  STRIPE_SECRET_KEY: optional,
+  STRIPE_WEBHOOK_SECRET: optional,
+  /** Another address for Stripe's API (`http://127.0.0.1:12111`: a stand-in, for tests). */
+  STRIPE_API_URL: optionalUrl,
+  /** Days from an invoice's issue to its due date. */
+  INVOICE_DUE_DAYS: integer(14, 0, 365),
+  /** Days past an invoice's due date the subscription stays usable (`past_due`) unpaid. */
+  BILLING_GRACE_DAYS: integer(7, 0, 365),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
   /** A job whose process fell silent this long (killed) is retried by another (seconds). */
   JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),

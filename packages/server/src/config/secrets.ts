@@ -22,6 +22,8 @@ export class Secrets {
     readonly smtpPassword?: string,
     /** Opens `GET /metrics` to addresses other than loopback (`Authorization: Bearer …`). */
     readonly metricsToken?: string,
+    /** Stripe's API key and webhook signing secret (`BILLING_PROVIDER=stripe`). */
+    readonly stripe?: { readonly secretKey: string; readonly webhookSecret: string },
   ) {}
 
   toJSON(): string {

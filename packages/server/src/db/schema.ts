@@ -8,13 +8,17 @@ import type {
   Cohort,
   ConnectionStatus,
   FirewallRule,
+  InvoiceLine,
+  InvoiceStatus,
   MachineState,
   OsImageKey,
+  Product,
   Region,
   Size,
   SshKeyType,
   StagingReport,
   StagingState,
+  SubscriptionStatus,
 } from '@svc/contract';
 
 import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable } from 'kysely';
@@ -78,7 +82,9 @@ export interface AccountsTable {
   slug: string;
   kind: 'personal' | 'organization';
   name: string;
-  subscriptionActive: Generated<boolean>;
+  subscriptionStatus: Generated<SubscriptionStatus>;
+  /** Derived by the database: `subscriptionStatus` is `active` or `past_due`. */
+  subscriptionActive: GeneratedAlways<boolean>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }
@@ -147,6 +153,8 @@ export interface SubscriptionSlotsTable {
   size: Size;
   region: Region;
   createdAt: CreatedAt;
+  /** Set when removed on the billing page: kept, since slots are charged by the second held. */
+  removedAt: Date | null;
 }
 
 export interface UsagePeriodsTable {
@@ -159,8 +167,61 @@ export interface UsagePeriodsTable {
   billingType: BillingType;
   size: Size;
   region: Region;
+  cohort: Generated<Cohort>;
   startedAt: Date;
   endedAt: Date | null;
+}
+
+export interface InvoiceCounterTable {
+  id: boolean;
+  lastNumber: number;
+}
+
+export interface InvoicesTable {
+  number: number;
+  accountId: string;
+  periodStart: Date;
+  periodEnd: Date;
+  currency: string;
+  minorUnitDigits: number;
+  /** bigint: read as a string, `Number()` it (amounts stay far below 2^53). */
+  total: ColumnType<string, number, never>;
+  status: InvoiceStatus;
+  issuedAt: Date;
+  dueAt: Date;
+  paidAt: Date | null;
+  providerInvoiceId: string | null;
+}
+
+export interface InvoiceLinesTable {
+  invoiceNumber: number;
+  position: number;
+  kind: InvoiceLine['kind'];
+  description: string;
+  product: Product;
+  size: Size;
+  region: Region;
+  resourceId: string | null;
+  rate: InvoiceLine['rate'];
+  quantity: number;
+  seconds: ColumnType<string, number, never>;
+  unitAmount: ColumnType<string, number, never>;
+  amount: ColumnType<string, number, never>;
+}
+
+export interface BillingCustomersTable {
+  accountId: string;
+  provider: string;
+  customerId: string;
+  subscriptionId: string | null;
+  createdAt: Date;
+}
+
+export interface BillingEventsTable {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  receivedAt: Date;
 }
 
 export interface AuditEventsTable {
@@ -343,6 +404,11 @@ export interface DB {
   usagePeriods: UsagePeriodsTable;
   auditEvents: AuditEventsTable;
   subscriptionSlots: SubscriptionSlotsTable;
+  invoiceCounter: InvoiceCounterTable;
+  invoices: InvoicesTable;
+  invoiceLines: InvoiceLinesTable;
+  billingCustomers: BillingCustomersTable;
+  billingEvents: BillingEventsTable;
   vaultEntries: VaultEntriesTable;
   plainVms: PlainVmsTable;
   appAuthorizationStates: AppAuthorizationStatesTable;

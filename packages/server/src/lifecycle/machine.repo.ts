@@ -1,6 +1,7 @@
 import {
   type BillingType,
   CHANGES,
+  type Cohort,
   type MachineState,
   type Region,
   type Size,
@@ -203,8 +204,11 @@ export const moveToAccount = <R extends MachineColumns>(
     .returningAll()
     .executeTakeFirst() as Promise<R | undefined>;
 
-/** What usage periods record about a machine. */
-export const meteredMachine = (kind: 'agent' | 'plain_vm', row: MachineColumns) =>
+/** What usage periods record about a machine (rows are whole: an Agent's carries its cohort). */
+export const meteredMachine = (
+  kind: 'agent' | 'plain_vm',
+  row: MachineColumns & { cohort?: Cohort },
+) =>
   ({
     kind,
     id: row.id,
@@ -213,4 +217,6 @@ export const meteredMachine = (kind: 'agent' | 'plain_vm', row: MachineColumns) 
     billingType: row.billingType,
     size: row.size,
     region: row.region,
+    // Plain VMs have one cohort: the current.
+    cohort: row.cohort ?? 'current',
   }) as const;

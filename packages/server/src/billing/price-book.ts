@@ -1,0 +1,122 @@
+import {
+  type PriceBook,
+  type PriceCell,
+  type Product,
+  Region,
+  type Region as RegionName,
+  Size,
+  type Size as SizeName,
+} from '@svc/contract';
+import { z } from 'zod';
+import defaultPrices from './default-prices.json' with { type: 'json' };
+
+const PRODUCTS: readonly Product[] = ['agent', 'plain_vm'];
+
+/** A whole, non-negative number of minor units (cents): the file's only kind of amount. */
+const MinorUnits = z
+  .number({ error: 'a whole number of minor units (cents)' })
+  .int('a whole number of minor units (cents), not a fraction')
+  .nonnegative('not negative');
+
+const PriceFileCell = z.strictObject({
+  product: z.enum(['agent', 'plain_vm']),
+  size: Size,
+  region: Region,
+  monthly: MinorUnits,
+  hourly: MinorUnits,
+  /** Agents only: a stopped legacy-cohort Agent's hourly rate. */
+  legacyPausedHourly: MinorUnits.nullable().optional(),
+  monthlyCap: MinorUnits.nullable().optional(),
+});
+
+const PriceFile = z.strictObject({
+  currency: z.string({ error: 'an ISO 4217 code such as "EUR"' }),
+  prices: z.array(PriceFileCell),
+});
+
+/** The price book's cells by product, size and region. */
+export type PriceIndex = ReadonlyMap<string, PriceCell>;
+
+export const cellKey = (cell: { product: Product; size: SizeName; region: RegionName }) =>
+  `${cell.product}/${cell.size}/${cell.region}`;
+
+/** The loaded price book and its cells by key. */
+export interface Prices {
+  readonly book: PriceBook;
+  /** The cell of a product, size and region: every one exists (the loader checks). */
+  cell(product: Product, size: SizeName, region: RegionName): PriceCell;
+}
+
+/**
+ * Parses a price file (`PRICES_FILE`, JSON): every cell (product × size × region) exactly once,
+ * amounts as whole non-negative minor units, a currency ISO 4217 knows. Returns the prices, or
+ * every problem found, each a sentence naming where it is.
+ */
+export function parsePriceBook(text: string): Prices | string[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return [`not JSON: ${(error as Error).message}`];
+  }
+  const parsed = PriceFile.safeParse(json);
+  if (!parsed.success) {
+    return parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(file)'}: ${issue.message}`,
+    );
+  }
+  const problems: string[] = [];
+  const currency = parsed.data.currency.toUpperCase();
+  const minorUnitDigits = minorUnitDigitsOf(currency);
+  if (minorUnitDigits === undefined) {
+    problems.push(`currency: "${parsed.data.currency}" is not an ISO 4217 currency code`);
+  }
+  const cells = new Map<string, PriceCell>();
+  for (const [index, cell] of parsed.data.prices.entries()) {
+    const key = cellKey(cell);
+    if (cells.has(key)) problems.push(`prices.${index}: ${key} appears twice`);
+    if (cell.product === 'agent' && cell.legacyPausedHourly == null) {
+      problems.push(
+        `prices.${index}: ${key} needs legacyPausedHourly (a stopped legacy Agent's rate)`,
+      );
+    }
+    if (cell.product === 'plain_vm' && cell.legacyPausedHourly != null) {
+      problems.push(`prices.${index}: ${key}: legacyPausedHourly is for Agents only`);
+    }
+    cells.set(key, {
+      ...cell,
+      legacyPausedHourly: cell.legacyPausedHourly ?? null,
+      monthlyCap: cell.monthlyCap ?? null,
+    });
+  }
+  for (const product of PRODUCTS) {
+    for (const size of Size.options) {
+      for (const region of Region.options) {
+        const key = cellKey({ product, size, region });
+        if (!cells.has(key)) problems.push(`prices: no price for ${key}`);
+      }
+    }
+  }
+  if (problems.length > 0 || minorUnitDigits === undefined) return problems;
+  const book: PriceBook = { currency, minorUnitDigits, prices: [...cells.values()] };
+  return {
+    book,
+    cell: (product, size, region) => cells.get(cellKey({ product, size, region })) as PriceCell,
+  };
+}
+
+/** The embedded price book (`src/billing/default-prices.json`), used when PRICES_FILE is unset. */
+export function defaultPriceBook(): Prices {
+  const prices = parsePriceBook(JSON.stringify(defaultPrices));
+  if (Array.isArray(prices)) throw new Error(`default-prices.json: ${prices.join('; ')}`);
+  return prices;
+}
+
+/** How many digits the currency's minor unit has (2 for EUR, 0 for JPY); undefined if unknown. */
+function minorUnitDigitsOf(currency: string): number | undefined {
+  if (!/^[A-Z]{3}$/.test(currency) || !Intl.supportedValuesOf('currency').includes(currency)) {
+    return undefined;
+  }
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+    .maximumFractionDigits;
+}
