@@ -3,9 +3,10 @@ import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
+import { monthStart } from './money.js';
 import type { Prices } from './price-book.js';
 import { listSlots, removeSlot } from './slots.js';
-import { monthStart, usageByResource } from './usage.js';
+import { usageByResource } from './usage.js';
 
 export function createBillingService({
   database,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { BillingType, Cohort, MachineState, Region, Size, UsageLine } from '@svc/contract';
+import type { BillingType, Cohort, Region, Size, UsageLine } from '@svc/contract';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import { CHARGED_STATES, overlap, second } from './money.js';
 
 /** What a usage period records about the resource it meters. */
 export interface MeteredResource {
@@ -76,21 +77,11 @@ export async function closeUsage(tx: Executor, resourceId: string, at: Date): Pr
     .execute();
 }
 
-/** The first instant of `at`'s calendar month, in UTC: usage is counted per calendar month. */
-export const monthStart = (at: Date) =>
-  new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
-
-/**
- * States that are not charged: a destroy stops charges when it is asked for (the teardown that
- * follows is the service's business), and a machine in `error` is the service's failure, not a
- * use the customer chose.
- */
-const UNBILLED_STATES: readonly MachineState[] = ['destroying', 'error'];
-
 /**
  * Each machine's usage on the account between `from` and `to`: the seconds its charged periods
- * overlap that window, split by billing type. A stopped machine is charged (its server still
- * holds a disk and an address).
+ * overlap that window (in whole seconds, as bills count them), split by billing type. A stopped
+ * machine is charged (its server still holds a disk and an address); a provisioning, destroying
+ * or failed one is not (`CHARGED_STATES`).
  */
 export async function usageByResource(
   db: Executor,
@@ -118,17 +109,16 @@ export async function usageByResource(
     ])
     .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
     .where('u.accountId', '=', accountId)
-    .where('u.state', 'not in', UNBILLED_STATES)
+    .where('u.state', 'in', CHARGED_STATES)
     .where('u.startedAt', '<', to)
     .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
     .orderBy('u.seq')
     .execute();
 
+  const window = { from: second(from), to: second(to) };
   const lines = new Map<string, UsageLine>();
   for (const period of periods) {
-    const start = Math.max(period.startedAt.getTime(), from.getTime());
-    const end = Math.min(period.endedAt?.getTime() ?? to.getTime(), to.getTime());
-    const seconds = Math.max(0, Math.floor((end - start) / 1000));
+    const seconds = overlap(window, period.startedAt, period.endedAt);
     const line = lines.get(period.resourceId) ?? {
       resourceKind: period.resourceKind,
       resourceId: period.resourceId,

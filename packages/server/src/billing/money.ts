@@ -1,0 +1,220 @@
+import type { Cohort, InvoiceLine, MachineState, Product, Region, Size } from '@svc/contract';
+import type { Prices } from './price-book.js';
+
+/**
+ * The money of a bill, from the usage ledger and the slots (docs/billing.md):
+ * - time is counted in whole seconds: an instant is billed from its second (`floor`), so the
+ *   periods of one machine, which meet end to start, split its life without losing or counting
+ *   twice a second, and so do month boundaries;
+ * - a metered machine is charged its cell's hourly rate by the second while running, stopping,
+ *   starting or restarting, and the paused rate while stopped (the hourly rate on the current
+ *   cohort); nothing while provisioning, destroying or in error, nor while subscription-billed;
+ * - a slot is charged its cell's monthly price by the second it is held, as a share of the month;
+ * - each line's amount is rounded once, half up, to the minor unit; a cap line takes a machine's
+ *   metered lines down to its cell's monthly cap; the total is the sum of the lines.
+ */
+
+/** One usage period, as the ledger keeps it. */
+export interface BilledPeriod {
+  readonly resourceKind: Product;
+  readonly resourceId: string;
+  /** The machine's name while it is on the account; null once destroyed or moved away. */
+  readonly name: string | null;
+  readonly state: string;
+  readonly billingType: 'metered' | 'subscription';
+  readonly size: Size;
+  readonly region: Region;
+  readonly cohort: Cohort;
+  readonly startedAt: Date;
+  /** Null while open: it runs to the window's end. */
+  readonly endedAt: Date | null;
+}
+
+/** One slot, held from `createdAt` until `removedAt`. */
+export interface HeldSlot {
+  readonly product: Product;
+  readonly size: Size;
+  readonly region: Region;
+  readonly createdAt: Date;
+  readonly removedAt: Date | null;
+}
+
+export type Rate = 'running' | 'paused';
+
+/** The rate a state is charged at; null for states charged nothing. */
+const RATE_OF_STATE: Readonly<Partial<Record<MachineState, Rate>>> = {
+  running: 'running',
+  stopping: 'running',
+  starting: 'running',
+  restarting: 'running',
+  stopped: 'paused',
+};
+
+export const rateOfState = (state: string): Rate | null =>
+  RATE_OF_STATE[state as MachineState] ?? null;
+
+/** The states charged for (at some rate). */
+export const CHARGED_STATES = Object.keys(RATE_OF_STATE) as MachineState[];
+
+/** A window of time, as whole seconds since the epoch: `[from, to)`. */
+export interface Window {
+  readonly from: number;
+  readonly to: number;
+}
+
+export const second = (at: Date) => Math.floor(at.getTime() / 1000);
+
+/** Seconds of `[start, end)` inside the window (`end` null: open, up to the window's end). */
+export function overlap(window: Window, start: Date, end: Date | null): number {
+  const from = Math.max(second(start), window.from);
+  const to = Math.min(end === null ? window.to : second(end), window.to);
+  return Math.max(0, to - from);
+}
+
+/** `numerator / denominator` rounded half up, exactly (both non-negative integers). */
+export function divideRoundingHalfUp(numerator: number, denominator: number): number {
+  const n = BigInt(numerator);
+  const d = BigInt(denominator);
+  return Number((2n * n + d) / (2n * d));
+}
+
+/** The first instant of `at`'s calendar month, in UTC: bills are per calendar month. */
+export const monthStart = (at: Date) =>
+  new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+
+/** The first instant of the calendar month after `at`'s. */
+export const nextMonthStart = (at: Date) =>
+  new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+
+/** What one bill covers: the calendar month `periodStart`…`periodEnd`, counted up to `asOf`. */
+export interface BillWindow {
+  readonly periodStart: Date;
+  readonly periodEnd: Date;
+  /** Usage and slots count up to here (the period's end on an invoice). */
+  readonly asOf: Date;
+}
+
+const PRODUCT_NAME: Readonly<Record<Product, string>> = { agent: 'Agent', plain_vm: 'Plain VM' };
+
+/**
+ * The lines of one account's bill for the window, in a stable order: slots by cell, then each
+ * machine's metered lines (running, then paused) and its cap line. `periods` and `slots` are the
+ * account's; periods of other states and billing types may be among them.
+ */
+export function billLines(
+  prices: Prices,
+  window: BillWindow,
+  periods: readonly BilledPeriod[],
+  slots: readonly HeldSlot[],
+): InvoiceLine[] {
+  const span: Window = { from: second(window.periodStart), to: second(window.asOf) };
+  const monthSeconds = second(window.periodEnd) - second(window.periodStart);
+  return [...slotLines(prices, span, monthSeconds, slots), ...meteredLines(prices, span, periods)];
+}
+
+function slotLines(
+  prices: Prices,
+  span: Window,
+  monthSeconds: number,
+  slots: readonly HeldSlot[],
+): InvoiceLine[] {
+  const cells = new Map<string, { slot: HeldSlot; quantity: number; seconds: number }>();
+  for (const slot of slots) {
+    const seconds = overlap(span, slot.createdAt, slot.removedAt);
+    if (seconds === 0) continue;
+    const key = `${slot.product}/${slot.size}/${slot.region}`;
+    const cell = cells.get(key) ?? { slot, quantity: 0, seconds: 0 };
+    cell.seconds += seconds;
+    // Held at the window's end: still on the subscription.
+    if (slot.removedAt === null || second(slot.removedAt) >= span.to) cell.quantity += 1;
+    cells.set(key, cell);
+  }
+  return [...cells.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, { slot, quantity, seconds }]) => {
+      const monthly = prices.cell(slot.product, slot.size, slot.region).monthly;
+      return {
+        kind: 'slot',
+        description: `${PRODUCT_NAME[slot.product]} slot, ${slot.size}, ${slot.region}`,
+        product: slot.product,
+        size: slot.size,
+        region: slot.region,
+        resourceId: null,
+        rate: null,
+        quantity,
+        seconds,
+        unitAmount: monthly,
+        amount: divideRoundingHalfUp(seconds * monthly, monthSeconds),
+      };
+    });
+}
+
+function meteredLines(prices: Prices, span: Window, periods: readonly BilledPeriod[]) {
+  // By machine, then rate: each machine's seconds at each rate (a rate per cohort for paused).
+  const machines = new Map<
+    string,
+    { last: BilledPeriod; seconds: Map<Rate, { seconds: number; hourly: number }> }
+  >();
+  for (const period of periods) {
+    const rate = rateOfState(period.state);
+    if (rate === null || period.billingType !== 'metered') continue;
+    const seconds = overlap(span, period.startedAt, period.endedAt);
+    if (seconds === 0) continue;
+    const cell = prices.cell(period.resourceKind, period.size, period.region);
+    const hourly =
+      rate === 'paused' && period.cohort === 'legacy'
+        ? (cell.legacyPausedHourly ?? cell.hourly)
+        : cell.hourly;
+    const machine = machines.get(period.resourceId) ?? { last: period, seconds: new Map() };
+    machine.last = period;
+    const entry = machine.seconds.get(rate) ?? { seconds: 0, hourly };
+    entry.seconds += seconds;
+    machine.seconds.set(rate, entry);
+    machines.set(period.resourceId, machine);
+  }
+  const lines: InvoiceLine[] = [];
+  for (const [resourceId, { last, seconds }] of machines) {
+    const cell = prices.cell(last.resourceKind, last.size, last.region);
+    const label = `${PRODUCT_NAME[last.resourceKind]} ${last.name ? `“${last.name}”` : resourceId.slice(0, 8)} (${last.size}, ${last.region})`;
+    const base = {
+      product: last.resourceKind,
+      size: last.size,
+      region: last.region,
+      resourceId,
+    } as const;
+    let sum = 0;
+    for (const rate of ['running', 'paused'] as const) {
+      const entry = seconds.get(rate);
+      if (!entry) continue;
+      const amount = divideRoundingHalfUp(entry.seconds * entry.hourly, 3600);
+      sum += amount;
+      lines.push({
+        kind: 'metered',
+        description: `${label}, ${rate === 'running' ? 'running' : 'stopped'}`,
+        ...base,
+        rate,
+        quantity: 1,
+        seconds: entry.seconds,
+        unitAmount: entry.hourly,
+        amount,
+      });
+    }
+    if (cell.monthlyCap !== null && sum > cell.monthlyCap) {
+      lines.push({
+        kind: 'cap',
+        description: `${label}, monthly cap`,
+        ...base,
+        rate: null,
+        quantity: 1,
+        seconds: 0,
+        unitAmount: cell.monthlyCap,
+        amount: cell.monthlyCap - sum,
+      });
+    }
+  }
+  return lines;
+}
+
+/** The sum of the lines' amounts. */
+export const totalOf = (lines: readonly InvoiceLine[]) =>
+  lines.reduce((total, line) => total + line.amount, 0);
