@@ -1,0 +1,80 @@
+import type { Executor } from '../db/database.js';
+import type { BilledPeriod, HeldSlot } from './money.js';
+
+/** One account's usage periods and slots that touch `[from, to)`: what its bill is made of. */
+export async function accountLedger(
+  db: Executor,
+  accountId: string,
+  from: Date,
+  to: Date,
+): Promise<{ periods: BilledPeriod[]; slots: HeldSlot[] }> {
+  const [periods, slots] = await Promise.all([
+    db
+      .selectFrom('usagePeriods as u')
+      // Names only of machines still on this account: where a machine went is not this account's.
+      .leftJoin('agents as a', (join) =>
+        join.onRef('a.id', '=', 'u.resourceId').onRef('a.accountId', '=', 'u.accountId'),
+      )
+      .leftJoin('plainVms as p', (join) =>
+        join.onRef('p.id', '=', 'u.resourceId').onRef('p.accountId', '=', 'u.accountId'),
+      )
+      .select([
+        'u.resourceKind',
+        'u.resourceId',
+        'u.state',
+        'u.billingType',
+        'u.size',
+        'u.region',
+        'u.cohort',
+        'u.startedAt',
+        'u.endedAt',
+      ])
+      .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
+      .where('u.accountId', '=', accountId)
+      .where('u.billingType', '=', 'metered')
+      .where('u.startedAt', '<', to)
+      .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
+      .orderBy('u.seq')
+      .execute(),
+    db
+      .selectFrom('subscriptionSlots')
+      .select(['product', 'size', 'region', 'createdAt', 'removedAt'])
+      .where('accountId', '=', accountId)
+      .where('createdAt', '<', to)
+      .where((eb) => eb.or([eb('removedAt', 'is', null), eb('removedAt', '>', from)]))
+      .orderBy('createdAt')
+      .execute(),
+  ]);
+  return { periods, slots };
+}
+
+/**
+ * The accounts with anything to bill in `[from, to)`: a metered period or a slot touching it.
+ * A page at a time, by id after `afterId`, for the period close.
+ */
+export async function accountsToBill(
+  db: Executor,
+  from: Date,
+  to: Date,
+  afterId: string | null,
+  limit: number,
+): Promise<string[]> {
+  const metered = db
+    .selectFrom('usagePeriods')
+    .select('accountId')
+    .where('billingType', '=', 'metered')
+    .where('startedAt', '<', to)
+    .where((eb) => eb.or([eb('endedAt', 'is', null), eb('endedAt', '>', from)]));
+  const slotted = db
+    .selectFrom('subscriptionSlots')
+    .select('accountId')
+    .where('createdAt', '<', to)
+    .where((eb) => eb.or([eb('removedAt', 'is', null), eb('removedAt', '>', from)]));
+  let query = db
+    .selectFrom(metered.union(slotted).as('billed'))
+    .select('billed.accountId')
+    .orderBy('billed.accountId')
+    .limit(limit);
+  if (afterId) query = query.where('billed.accountId', '>', afterId);
+  return (await query.execute()).map((row) => row.accountId);
+}
