@@ -175,6 +175,8 @@ export interface UsagePeriodsTable {
 export interface InvoiceCounterTable {
   id: boolean;
   lastNumber: number;
+  /** The end of the latest month closed for every account; null before the first close. */
+  closedThrough: Date | null;
 }
 
 export interface InvoicesTable {

@@ -41,10 +41,13 @@ export async function up(db: AnyKysely): Promise<void> {
   // Invoices: immutable once issued but for their payment; numbered from one sequence without
   // gaps (the counter row is taken in the issuing transaction, unlike a database sequence).
   // No foreign key to accounts: an invoice outlives the account it was issued to.
+  // `closed_through`: the end of the latest calendar month closed for every account (null until
+  // the first close); the period close starts after it.
   await db.schema
     .createTable('invoice_counter')
     .addColumn('id', 'boolean', (c) => c.primaryKey().defaultTo(true).check(sql`id`))
     .addColumn('last_number', 'integer', (c) => c.notNull())
+    .addColumn('closed_through', 'timestamptz')
     .execute();
   await sql`insert into invoice_counter (id, last_number) values (true, 0)`.execute(db);
   await db.schema
