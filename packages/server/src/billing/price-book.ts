@@ -29,9 +29,15 @@ const PriceFileCell = z.strictObject({
   monthlyCap: MinorUnits.nullable().optional(),
 });
 
+const CellAddress = z.object({
+  product: z.enum(['agent', 'plain_vm']),
+  size: Size,
+  region: Region,
+});
+
 const PriceFile = z.strictObject({
   currency: z.string({ error: 'an ISO 4217 code such as "EUR"' }),
-  prices: z.array(PriceFileCell),
+  prices: z.array(z.unknown(), { error: 'a list of cells' }),
 });
 
 /** The price book's cells by product, size and region. */
@@ -60,28 +66,35 @@ export function parsePriceBook(text: string): Prices | string[] {
     return [`not JSON: ${(error as Error).message}`];
   }
   const parsed = PriceFile.safeParse(json);
-  if (!parsed.success) {
-    return parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(file)'}: ${issue.message}`,
-    );
-  }
+  if (!parsed.success) return issuesOf(parsed.error);
   const problems: string[] = [];
   const currency = parsed.data.currency.toUpperCase();
   const minorUnitDigits = minorUnitDigitsOf(currency);
   if (minorUnitDigits === undefined) {
     problems.push(`currency: "${parsed.data.currency}" is not an ISO 4217 currency code`);
   }
+  // Cell by cell, so one bad cell hides no problem of another.
   const cells = new Map<string, PriceCell>();
-  for (const [index, cell] of parsed.data.prices.entries()) {
+  const seen = new Set<string>();
+  for (const [index, raw] of parsed.data.prices.entries()) {
+    const where = `prices.${index}`;
+    const result = PriceFileCell.safeParse(raw);
+    if (!result.success) {
+      problems.push(...issuesOf(result.error, where));
+      // A bad cell still says which it is: it is not also reported missing.
+      const known = CellAddress.safeParse(raw);
+      if (known.success) seen.add(cellKey(known.data));
+      continue;
+    }
+    const cell = result.data;
     const key = cellKey(cell);
-    if (cells.has(key)) problems.push(`prices.${index}: ${key} appears twice`);
+    if (seen.has(key)) problems.push(`${where}: ${key} appears twice`);
+    seen.add(key);
     if (cell.product === 'agent' && cell.legacyPausedHourly == null) {
-      problems.push(
-        `prices.${index}: ${key} needs legacyPausedHourly (a stopped legacy Agent's rate)`,
-      );
+      problems.push(`${where}: ${key} needs legacyPausedHourly (a stopped legacy Agent's rate)`);
     }
     if (cell.product === 'plain_vm' && cell.legacyPausedHourly != null) {
-      problems.push(`prices.${index}: ${key}: legacyPausedHourly is for Agents only`);
+      problems.push(`${where}: ${key}: legacyPausedHourly is for Agents only`);
     }
     cells.set(key, {
       ...cell,
@@ -93,7 +106,7 @@ export function parsePriceBook(text: string): Prices | string[] {
     for (const size of Size.options) {
       for (const region of Region.options) {
         const key = cellKey({ product, size, region });
-        if (!cells.has(key)) problems.push(`prices: no price for ${key}`);
+        if (!seen.has(key)) problems.push(`prices: no price for ${key}`);
       }
     }
   }
@@ -111,6 +124,13 @@ export function defaultPriceBook(): Prices {
   if (Array.isArray(prices)) throw new Error(`default-prices.json: ${prices.join('; ')}`);
   return prices;
 }
+
+/** Zod's issues as `path: message` sentences, under `prefix`. */
+const issuesOf = (error: z.ZodError, prefix?: string) =>
+  error.issues.map(
+    (issue) =>
+      `${[prefix, ...issue.path].filter((p) => p !== undefined).join('.') || '(file)'}: ${issue.message}`,
+  );
 
 /** How many digits the currency's minor unit has (2 for EUR, 0 for JPY); undefined if unknown. */
 function minorUnitDigitsOf(currency: string): number | undefined {
