@@ -3,8 +3,12 @@ import {
   canApply,
   type MachineMoveAction,
   type MachineState,
+  type Product,
+  type Region,
+  type Size,
 } from '@svc/contract';
 import type { ReactNode } from 'react';
+import { usePrices } from './prices.js';
 
 type LifecycleAction = Exclude<MachineMoveAction, 'destroy'>;
 
@@ -37,24 +41,42 @@ export function LifecycleButtons(props: {
   );
 }
 
-/** The machine's billing type and the switch to the other one. */
+/**
+ * The machine's billing type and the switch to the other one, with what each costs for its cell
+ * (a legacy Agent's stopped hours have their own rate, and it stays metered: no slot to price).
+ */
 export function BillingSwitch(props: {
   billingType: BillingType;
+  product: Product;
+  size: Size;
+  region: Region;
+  legacy?: boolean;
   enabled: boolean;
   pending: boolean;
   onSwitch: (to: BillingType) => void;
 }) {
   const other = props.billingType === 'metered' ? 'subscription' : 'metered';
+  const prices = usePrices();
+  const cell = prices?.cell(props.product, props.size, props.region);
   return (
-    <p>
-      Billed as <strong>{props.billingType}</strong>.{' '}
-      <button
-        type="button"
-        disabled={!props.enabled || props.pending}
-        onClick={() => props.onSwitch(other)}
-      >
-        Switch to {other}
-      </button>
-    </p>
+    <>
+      <p>
+        Billed as <strong>{props.billingType}</strong>.{' '}
+        <button
+          type="button"
+          disabled={!props.enabled || props.pending}
+          onClick={() => props.onSwitch(other)}
+        >
+          Switch to {other}
+        </button>
+      </p>
+      {cell && prices && (
+        <p className="hint" data-testid="billing-prices">
+          Metered: {prices.metered(cell, props.legacy)}.
+          {!props.legacy &&
+            ` Subscription: a ${prices.slot(cell)} slot (${props.size}, ${props.region}), charged by the second it is held; a free one is taken first.`}
+        </p>
+      )}
+    </>
   );
 }

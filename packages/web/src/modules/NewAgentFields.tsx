@@ -73,6 +73,9 @@ export function NewAgentFields(props: {
       />
       <BillingTypePicker
         account={props.account}
+        product="agent"
+        size={value.size}
+        region={value.region}
         value={value.billingType}
         onChange={set('billingType')}
       />

@@ -34,6 +34,8 @@ export function SizeField(props: {
   value: Size;
   onChange: (size: Size) => void;
   errors: readonly string[];
+  /** The sizes offered (a clone's start at its source's); every size by default. */
+  sizes?: readonly Size[];
 }) {
   return (
     <Field label={props.label} errors={props.errors}>
@@ -43,7 +45,7 @@ export function SizeField(props: {
           value={props.value}
           onChange={(e) => props.onChange(e.target.value as Size)}
         >
-          {SIZE_ORDER.map((s) => (
+          {(props.sizes ?? SIZE_ORDER).map((s) => (
             <option key={s} value={s}>
               {describeSize(s, props.region)}
             </option>

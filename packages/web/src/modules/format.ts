@@ -22,3 +22,36 @@ export const formatDate = (iso: string) =>
   new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(
     new Date(iso),
   );
+
+/** What an amount of money needs besides itself: the price book's or the invoice's currency. */
+export interface Currency {
+  /** ISO 4217 code. */
+  readonly currency: string;
+  /** Digits of the minor unit: amounts are integers in it (cents for EUR). */
+  readonly minorUnitDigits: number;
+}
+
+/** `€12.00`: an integer amount in minor units, in the reader's locale, with every minor digit. */
+export function formatMoney(amount: number, { currency, minorUnitDigits }: Currency): string {
+  return new Intl.NumberFormat(undefined, {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: minorUnitDigits,
+    maximumFractionDigits: minorUnitDigits,
+  }).format(amount / 10 ** minorUnitDigits);
+}
+
+/** `1 – 31 Jan 2027`: a billing period, whose end is exclusive (the next period's start), in UTC. */
+export function formatPeriod(startIso: string, endIso: string): string {
+  const lastDay = new Date(new Date(endIso).getTime() - 1);
+  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).formatRange(
+    new Date(startIso),
+    lastDay,
+  );
+}
+
+/** `15 Feb 2027`: a day (due dates), in UTC like the periods. */
+export const formatDay = (iso: string) =>
+  new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(
+    new Date(iso),
+  );

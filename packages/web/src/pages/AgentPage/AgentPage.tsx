@@ -149,6 +149,10 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <h2>Billing</h2>
       <BillingSwitch
         billingType={agent.billingType}
+        product="agent"
+        size={agent.size}
+        region={agent.region}
+        legacy={agent.cohort === 'legacy'}
         enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}

@@ -8,7 +8,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { accountPath, canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
-import { describeSize } from '../../modules/SizeSpecs.js';
+import { SizeField } from '../../modules/RegionSizeFields.js';
 
 /**
  * Clones into this account, or (for its owners and admins) any other account of the user; no
@@ -41,17 +41,14 @@ export function CloneAgentForm({ agent }: { agent: Agent }) {
       <Field label="Clone name" errors={issuesAt(clone.error, 'name')}>
         {(control) => <input {...control} value={name} onChange={(e) => setName(e.target.value)} />}
       </Field>
-      <Field label="Clone size" errors={issuesAt(clone.error, 'size')}>
-        {(control) => (
-          <select {...control} value={size} onChange={(e) => setSize(e.target.value as Size)}>
-            {sizes.map((s) => (
-              <option key={s} value={s}>
-                {describeSize(s, agent.region)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SizeField
+        label="Clone size"
+        region={agent.region}
+        sizes={sizes}
+        value={size}
+        onChange={setSize}
+        errors={issuesAt(clone.error, 'size')}
+      />
       {accounts.length > 1 && (
         <Field label="Clone into" errors={issuesAt(clone.error, 'accountId')}>
           {(control) => (
@@ -72,7 +69,14 @@ export function CloneAgentForm({ agent }: { agent: Agent }) {
           )}
         </Field>
       )}
-      <BillingTypePicker account={target} value={billingType} onChange={setBillingType} />
+      <BillingTypePicker
+        account={target}
+        product="agent"
+        size={size}
+        region={agent.region}
+        value={billingType}
+        onChange={setBillingType}
+      />
       <ErrorMessage error={clone.error} />
       <button type="submit" disabled={clone.isPending}>
         {clone.isPending ? 'Cloning…' : 'Clone'}

@@ -117,7 +117,14 @@ export function CreatePlainVmPage() {
           />
           Also set a one-time password (shown once, after creation)
         </label>
-        <BillingTypePicker account={account} value={billingType} onChange={setBillingType} />
+        <BillingTypePicker
+          account={account}
+          product="plain_vm"
+          size={tier}
+          region={region}
+          value={billingType}
+          onChange={setBillingType}
+        />
         <ErrorMessage error={create.error} />
         <button type="submit" className="primary" disabled={create.isPending}>
           {create.isPending ? 'Creating…' : 'Create Plain VM'}

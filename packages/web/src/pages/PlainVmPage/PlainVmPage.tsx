@@ -116,6 +116,9 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <h2>Billing</h2>
       <BillingSwitch
         billingType={vm.billingType}
+        product="plain_vm"
+        size={vm.tier}
+        region={vm.region}
         enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}
