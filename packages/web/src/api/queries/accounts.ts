@@ -32,6 +32,7 @@ import {
 } from '@svc/contract';
 import type { QueryClient } from '@tanstack/react-query';
 import { type CallInput, callEndpoint } from '../client.js';
+import { upcomingInvoiceKey } from './billing.js';
 
 export const meKey = ['me'] as const;
 export const membersKey = (orgId: string) => ['members', orgId] as const;
@@ -105,12 +106,17 @@ export const removeMemberMutation = (qc: QueryClient, orgId: string) => ({
     ]),
 });
 
+/** The status lives on the account (`/api/me`); the running bill's slots follow it. */
 export const subscriptionMutation = (qc: QueryClient, accountId: string) => ({
   mutationFn: (active: boolean) =>
     callEndpoint(active ? activateSubscription : deactivateSubscription, {
       params: { id: accountId },
     }),
-  onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
+  onSuccess: () =>
+    Promise.all([
+      qc.invalidateQueries({ queryKey: meKey }),
+      qc.invalidateQueries({ queryKey: upcomingInvoiceKey(accountId) }),
+    ]),
 });
 
 export const sessionsKey = ['sessions'] as const;
