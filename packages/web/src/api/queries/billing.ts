@@ -41,11 +41,15 @@ export const usageQuery = (accountId: string) => ({
     callEndpoint(getUsage, { params: { id: accountId } }, { signal }),
 });
 
-/** Owners and admins only: members get 403, so the billing page does not ask for them. */
+/**
+ * Owners and admins only: members get 403, so the billing page does not ask for them. The bill
+ * runs by the second and any machine's change moves it: read again each time it is shown.
+ */
 export const upcomingInvoiceQuery = (accountId: string) => ({
   queryKey: upcomingInvoiceKey(accountId),
   queryFn: ({ signal }: { signal: AbortSignal }) =>
     callEndpoint(getUpcomingInvoice, { params: { id: accountId } }, { signal }),
+  staleTime: 0,
 });
 
 /** Owners and admins only, like the upcoming invoice. */
