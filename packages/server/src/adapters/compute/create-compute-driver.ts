@@ -5,15 +5,13 @@ import type { ComputeConfig } from '../../config/config.js';
 import type { Secrets } from '../../config/secrets.js';
 import type { Logger } from '../../logger.js';
 import type { ComputeDriver } from './compute-driver.js';
-import { HetznerComputeDriver } from './hetzner/hetzner-compute-driver.js';
-import { IncusComputeDriver } from './incus/incus-compute-driver.js';
-import { LocalComputeDriver } from './local-compute-driver.js';
 
 /**
  * The configured driver: `local` (embedded default, development only), `incus`, whose daemon
  * must answer now (and trust us, when remote), or `hetzner`, whose API must take the token and
  * sell a server type for every size: a service that cannot make machines says so at start,
- * naming the socket or URL.
+ * naming the socket or URL. Only the configured driver's code is loaded (the service imports this
+ * before it listens).
  */
 export async function createComputeDriver(
   config: ComputeConfig,
@@ -21,9 +19,13 @@ export async function createComputeDriver(
   log: Logger,
   secrets: Pick<Secrets, 'hcloudToken' | 'hmacKey'>,
 ): Promise<ComputeDriver> {
-  if (config.driver === 'local') return new LocalComputeDriver(path.join(dataDir, 'machines'), log);
+  if (config.driver === 'local') {
+    const { LocalComputeDriver } = await import('./local-compute-driver.js');
+    return new LocalComputeDriver(path.join(dataDir, 'machines'), log);
+  }
   if (config.driver === 'hetzner') {
     if (!secrets.hcloudToken) throw new Error('HCLOUD_TOKEN: required when COMPUTE_DRIVER=hetzner');
+    const { HetznerComputeDriver } = await import('./hetzner/hetzner-compute-driver.js');
     const { driver: _driver, ...options } = config;
     const driver = new HetznerComputeDriver(
       { ...options, token: secrets.hcloudToken, pushKey: pushPrivateKey(secrets.hmacKey) },
@@ -41,6 +43,7 @@ export async function createComputeDriver(
     }),
   };
   const { remote: _files, ...options } = config;
+  const { IncusComputeDriver } = await import('./incus/incus-compute-driver.js');
   const driver = new IncusComputeDriver({ ...options, ...(remote && { remote }) }, log);
   try {
     await driver.connect();
