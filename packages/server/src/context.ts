@@ -31,6 +31,7 @@ import { createProviderClients } from './app-connections/oauth-client.js';
 import { TokenCipher } from './app-connections/token-cipher.js';
 import { type AuditService, createAuditService } from './audit/audit.service.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
+import { invoicesJobs } from './billing/invoices.jobs.js';
 import { createAdoptionService } from './bundles/adoption.service.js';
 import { bundlesJobs } from './bundles/bundles.jobs.js';
 import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
@@ -204,6 +205,16 @@ export async function createContext(
     refreshTimeoutMs: config.timing.refreshTimeoutMs,
   });
   const publicUrl = config.http.publicUrl;
+  const billing = createBillingService({
+    database,
+    clock,
+    membership,
+    prices: config.billing.prices,
+    jobs,
+    billing: config.billing,
+    publicUrl,
+    log: log.root.child({ subsystem: 'billing' }),
+  });
   const jobDefinitions = [
     ...accountsJobs({ database, clock, emailLinks, invitations, log: log.accounts }),
     ...agentJobs({
@@ -229,6 +240,7 @@ export async function createContext(
       site: { publicUrl },
       log: log.root.child({ subsystem: 'mail' }),
     }),
+    ...invoicesJobs({ billing, provider: config.billing.provider.kind }),
     ...(overrides.extraJobs ?? []),
   ] as JobDefinition<unknown>[];
   return {
@@ -247,7 +259,7 @@ export async function createContext(
     compute,
     agents,
     edgeRoutes,
-    billing: createBillingService({ database, clock, membership, prices: config.billing.prices }),
+    billing,
     vault: createVaultService({ database, clock, membership }),
     audit: createAuditService({ database, membership }),
     mail,

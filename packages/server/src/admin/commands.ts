@@ -116,13 +116,36 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
     list: true,
     run: async (ctx) => (await listings()).listPlainVms(ctx.database.db),
   }),
+  'invoice paid': command({
+    summary:
+      "Mark an invoice paid; with BILLING_PROVIDER=none the account's subscription follows its invoices",
+    args: z.object({ number: z.coerce.number().int().positive() }),
+    positional: ['number'],
+    run: (ctx, args) => ctx.billing.markInvoicePaid(args.number),
+  }),
+  'invoice list': command({
+    summary: "List invoices, newest first: every account's, or one account's",
+    args: z.object({ account: AccountRef.optional() }),
+    list: true,
+    run: async (ctx, args) => {
+      const accountId = args.account && (await ctx.accounts.findAccount(args.account)).id;
+      return ctx.billing.listAllInvoices(accountId ? { accountId } : {});
+    },
+  }),
+  'invoices close': command({
+    summary: 'Close every finished month not yet invoiced now (what the hourly job does)',
+    args: z.object({}),
+    run: (ctx) => ctx.billing.closePeriods(),
+  }),
   subscription: command({
     summary: "Turn an account's subscription on or off",
     args: z.object({ state: z.enum(['on', 'off']), account: AccountRef }),
     positional: ['state', 'account'],
     run: async (ctx, args) => {
       const account = await ctx.accounts.findAccount(args.account);
-      return ctx.accounts.setSubscription('operator', account.id, args.state === 'on');
+      return args.state === 'on'
+        ? ctx.subscriptions.activate('operator', account.id)
+        : ctx.subscriptions.deactivate('operator', account.id);
     },
   }),
 };

@@ -7,6 +7,8 @@ import { formatResult } from './output.js';
 
 const GROUPS: Readonly<Record<string, string>> = {
   agent: "An Agent's cohort and HMAC token",
+  invoice: 'Invoices: mark one paid, list them',
+  invoices: 'The period close: issue the invoices of every finished month',
   list: 'List users, orgs, agents or plain-vms (a table on a terminal, else JSON)',
   mail: 'The outbox (without SMTP_URL)',
 };

@@ -1,25 +1,167 @@
-import type { Slot, Usage } from '@svc/contract';
+import type { Invoice, InvoiceSummary, Slot, UpcomingInvoice, Usage } from '@svc/contract';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
+import { recordAuditEvent } from '../audit/audit.js';
+import type { BillingConfig } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { monthStart } from './money.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Logger } from '../logger.js';
+import { applyStanding, runDunning } from './dunning.js';
+import { invoicePage } from './invoice-page.html.js';
+import * as invoices from './invoices.repo.js';
+import { accountLedger } from './ledger.repo.js';
+import { billLines, monthStart, nextMonthStart, totalOf } from './money.js';
+import { closePeriods, type PeriodCloseDeps } from './period-close.js';
 import type { Prices } from './price-book.js';
 import { listSlots, removeSlot } from './slots.js';
 import { usageByResource } from './usage.js';
+
+const toSummary = ({ providerInvoiceId: _, ...row }: invoices.InvoiceRow): InvoiceSummary => ({
+  ...row,
+  periodStart: row.periodStart.toISOString(),
+  periodEnd: row.periodEnd.toISOString(),
+  issuedAt: row.issuedAt.toISOString(),
+  dueAt: row.dueAt.toISOString(),
+  paidAt: row.paidAt?.toISOString() ?? null,
+});
 
 export function createBillingService({
   database,
   clock,
   membership,
   prices,
+  jobs,
+  billing,
+  publicUrl,
+  log,
 }: {
   database: Database;
   clock: Clock;
   membership: Membership;
   prices: Prices;
+  jobs: Pick<JobQueue, 'enqueue'>;
+  billing: Pick<BillingConfig, 'invoiceDueDays' | 'graceDays' | 'provider'>;
+  publicUrl: string;
+  log: Logger;
 }) {
+  const closeDeps: PeriodCloseDeps = {
+    database,
+    clock,
+    jobs,
+    prices,
+    invoiceDueDays: billing.invoiceDueDays,
+    log,
+  };
+  const dunningDeps = { database, clock, graceDays: billing.graceDays, log };
+
+  /** The account's invoice by its number, with its lines (owners and admins). */
+  async function invoiceOf(userId: string, accountId: string, number: number) {
+    const { account } = await membership.requireManager(database.db, { userId }, accountId);
+    const row = await invoices.findInvoice(database.db, number, accountId);
+    if (!row) throw new AppError('not_found');
+    const invoice: Invoice = {
+      ...toSummary(row),
+      lines: await invoices.invoiceLines(database.db, number),
+    };
+    return { invoice, account };
+  }
+
   return {
+    /**
+     * The current calendar month so far, and its projection: every open period and held slot
+     * running on to the month's end, "if nothing changes" (owners and admins).
+     */
+    async upcomingInvoice(userId: string, accountId: string): Promise<UpcomingInvoice> {
+      await membership.requireManager(database.db, { userId }, accountId);
+      const asOf = clock.now();
+      const periodStart = monthStart(asOf);
+      const periodEnd = nextMonthStart(asOf);
+      const { periods, slots } = await accountLedger(database.db, accountId, periodStart, asOf);
+      const lines = billLines(prices, { periodStart, periodEnd, asOf }, periods, slots);
+      const projected = billLines(
+        prices,
+        { periodStart, periodEnd, asOf: periodEnd },
+        periods,
+        slots,
+      );
+      return {
+        accountId,
+        currency: prices.book.currency,
+        minorUnitDigits: prices.book.minorUnitDigits,
+        periodStart: periodStart.toISOString(),
+        periodEnd: periodEnd.toISOString(),
+        asOf: asOf.toISOString(),
+        lines,
+        total: totalOf(lines),
+        projectedTotal: totalOf(projected),
+      };
+    },
+
+    /** The account's invoices, newest first (owners and admins). */
+    async listInvoices(userId: string, accountId: string): Promise<InvoiceSummary[]> {
+      await membership.requireManager(database.db, { userId }, accountId);
+      return (await invoices.listInvoices(database.db, { accountId })).map(toSummary);
+    },
+
+    async getInvoice(userId: string, accountId: string, number: number): Promise<Invoice> {
+      return (await invoiceOf(userId, accountId, number)).invoice;
+    },
+
+    /** The invoice as a printable HTML page. */
+    async invoicePage(userId: string, accountId: string, number: number): Promise<string> {
+      const { invoice, account } = await invoiceOf(userId, accountId, number);
+      return invoicePage({ invoice, accountName: account.name, publicUrl });
+    },
+
+    /** Every invoice, or one account's, newest first (the operator's list). */
+    async listAllInvoices(filter: { accountId?: string }) {
+      const rows = await invoices.listInvoices(database.db, filter);
+      return rows.map((row) => ({ ...toSummary(row), accountSlug: row.accountSlug }));
+    },
+
+    /**
+     * The operator records a payment: the invoice is paid, audited as `account.invoice_paid`, and with
+     * BILLING_PROVIDER=none the account's subscription stands where its invoices put it now.
+     */
+    async markInvoicePaid(number: number): Promise<InvoiceSummary> {
+      return database.transaction(async (tx) => {
+        const paid = await invoices.markInvoicePaid(tx, number, clock.now());
+        if (!paid) {
+          const found = await invoices.findInvoice(tx, number);
+          if (!found) throw new AppError('not_found', { message: `no invoice ${number}` });
+          throw new AppError('invalid_state', { message: `invoice ${number} is paid already` });
+        }
+        await recordAuditEvent(
+          tx,
+          {
+            accountId: paid.accountId,
+            actorUserId: null,
+            action: 'account.invoice_paid',
+            resourceKind: 'account',
+            resourceId: paid.accountId,
+            data: { number, total: paid.total, currency: paid.currency },
+          },
+          clock.now(),
+        );
+        if (billing.provider.kind === 'none') {
+          const account = await invoices.lockSubscriptionStatus(tx, paid.accountId);
+          if (account) {
+            const overdue = await invoices.oldestOverdueDueAt(tx, paid.accountId, clock.now());
+            await applyStanding(tx, dunningDeps, account, overdue);
+          }
+        }
+        return toSummary(paid);
+      });
+    },
+
+    /** Closes every finished month not yet invoiced (job and operator). */
+    closePeriods: (options?: Parameters<typeof closePeriods>[1]) =>
+      closePeriods(closeDeps, options),
+
+    /** BILLING_PROVIDER=none: subscriptions follow their invoices (job). */
+    runDunning: () => runDunning(dunningDeps),
+
     async listSlots(userId: string, accountId: string): Promise<Slot[]> {
       await membership.requireMember(database.db, { userId }, accountId);
       const slots = await listSlots(database.db, accountId);

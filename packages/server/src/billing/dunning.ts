@@ -1,0 +1,95 @@
+import type { SubscriptionStatus } from '@svc/contract';
+import type { Clock } from '../adapters/clock.js';
+import { recordAuditEvent } from '../audit/audit.js';
+import type { Database, Executor } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import * as invoices from './invoices.repo.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Where an account's subscription stands by its invoices (BILLING_PROVIDER=none): an open invoice
+ * past its due date makes an active subscription past due, and inactive once it is overdue longer
+ * than the grace period; with none overdue (paid), a past due one is active again. An inactive
+ * subscription stays so: its owners activate it again.
+ */
+export function standingByInvoices(
+  current: SubscriptionStatus,
+  oldestOverdueDueAt: Date | null,
+  now: Date,
+  graceDays: number,
+): SubscriptionStatus {
+  if (current === 'inactive') return current;
+  if (oldestOverdueDueAt === null) return 'active';
+  return now.getTime() >= oldestOverdueDueAt.getTime() + graceDays * DAY_MS
+    ? 'inactive'
+    : 'past_due';
+}
+
+export interface DunningDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  /** `BILLING_GRACE_DAYS`. */
+  readonly graceDays: number;
+  readonly log: Logger;
+}
+
+/**
+ * Moves the account's subscription to where its invoices put it, in the caller's transaction:
+ * a compare-and-set from `current`, audited as `account.subscription` by the service itself.
+ * Returns the new status, or null when nothing changed (or someone changed it first).
+ */
+export async function applyStanding(
+  tx: Executor,
+  deps: Pick<DunningDeps, 'clock' | 'graceDays'>,
+  account: { id: string; subscriptionStatus: SubscriptionStatus },
+  oldestOverdueDueAt: Date | null,
+): Promise<SubscriptionStatus | null> {
+  const now = deps.clock.now();
+  const next = standingByInvoices(
+    account.subscriptionStatus,
+    oldestOverdueDueAt,
+    now,
+    deps.graceDays,
+  );
+  if (next === account.subscriptionStatus) return null;
+  if (
+    !(await invoices.moveSubscriptionStatus(tx, account.id, account.subscriptionStatus, next, now))
+  )
+    return null;
+  await recordAuditEvent(
+    tx,
+    {
+      accountId: account.id,
+      actorUserId: null,
+      action: 'account.subscription',
+      resourceKind: 'account',
+      resourceId: account.id,
+      data: {
+        active: next !== 'inactive',
+        status: next,
+        from: account.subscriptionStatus,
+        reason: oldestOverdueDueAt ? 'invoice_overdue' : 'invoices_paid',
+      },
+    },
+    now,
+  );
+  return next;
+}
+
+/**
+ * Dunning for BILLING_PROVIDER=none: every account with an overdue open invoice, or past due,
+ * moved to where its invoices put it, each in a transaction of its own.
+ */
+export async function runDunning(deps: DunningDeps): Promise<Record<SubscriptionStatus, number>> {
+  const moved: Record<SubscriptionStatus, number> = { active: 0, past_due: 0, inactive: 0 };
+  const candidates = await invoices.dunningCandidates(deps.database.db, deps.clock.now());
+  for (const candidate of candidates) {
+    const next = await deps.database.transaction((tx) =>
+      applyStanding(tx, deps, candidate, candidate.dueAt ? new Date(candidate.dueAt) : null),
+    );
+    if (next) moved[next] += 1;
+  }
+  if (candidates.length > 0) deps.log.info({ moved }, 'subscriptions moved by their invoices');
+  return moved;
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { COLLECT_INVOICE_JOB } from '../src/billing/period-close.js';
+import type { Executor } from '../src/db/database.js';
+import { defineJob } from '../src/jobs/job.js';
+
+/**
+ * Stands for the payment processor's `billing.collect-invoice` while a test context has none of
+ * its own: the period close enqueues it in the issuing transaction.
+ */
+export const collectInvoiceStand = defineJob({
+  name: COLLECT_INVOICE_JOB,
+  payload: z.object({ number: z.number().int() }),
+  async run() {},
+});
+
+/** One usage period of a machine on an account, written into the ledger directly. */
+export function insertPeriod(
+  db: Executor,
+  period: {
+    accountId: string;
+    resourceId: string;
+    from: number;
+    to: number | null;
+    state?: string;
+    billingType?: 'metered' | 'subscription';
+    size?: 'small' | 'medium' | 'large';
+    region?: 'eu' | 'us';
+  },
+) {
+  return db
+    .insertInto('usagePeriods')
+    .values({
+      id: randomUUID(),
+      resourceKind: 'agent',
+      resourceId: period.resourceId,
+      accountId: period.accountId,
+      state: period.state ?? 'running',
+      billingType: period.billingType ?? 'metered',
+      size: period.size ?? 'medium',
+      region: period.region ?? 'us',
+      startedAt: new Date(period.from),
+      endedAt: period.to === null ? null : new Date(period.to),
+    })
+    .execute();
+}
+
+/** One subscription slot of an account, held from `from` until `to` (null: still held). */
+export function insertSlot(
+  db: Executor,
+  slot: { accountId: string; from: number; to: number | null; size?: 'small' | 'medium' },
+) {
+  return db
+    .insertInto('subscriptionSlots')
+    .values({
+      id: randomUUID(),
+      accountId: slot.accountId,
+      product: 'agent',
+      size: slot.size ?? 'small',
+      region: 'eu',
+      createdAt: new Date(slot.from),
+      removedAt: slot.to === null ? null : new Date(slot.to),
+    })
+    .execute();
+}
+
+/** The account's subscription status, as the database holds it. */
+export const subscriptionStatusOf = async (db: Executor, accountId: string) =>
+  (
+    await db
+      .selectFrom('accounts')
+      .select('subscriptionStatus')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow()
+  ).subscriptionStatus;
