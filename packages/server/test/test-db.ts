@@ -16,6 +16,8 @@ export type DatabaseKind = 'pglite' | 'postgres';
 export const testEnv = {
   TEST_DATABASE_URL: process.env.TEST_DATABASE_URL,
   INCUS_SOCKET: process.env.INCUS_SOCKET,
+  /** Set by CI services: a test that needs TEST_DATABASE_URL fails there without it. */
+  CI: process.env.CI,
 } as const;
 const TEST_DATABASE_URL = testEnv.TEST_DATABASE_URL;
 
@@ -36,6 +38,8 @@ export const databaseKinds: readonly DatabaseKind[] = TEST_DATABASE_URL
 
 export interface TestDatabase {
   readonly database: Database;
+  /** Where another process reaches it (PostgreSQL only). */
+  readonly url?: string;
   /** Removes what `database.close()` leaves behind (the PostgreSQL database). */
   drop(): Promise<void>;
 }
@@ -110,6 +114,7 @@ async function freshPostgres(): Promise<TestDatabase> {
   }
   return {
     database: await openPostgres(testDatabaseUrl(name)),
+    url: testDatabaseUrl(name),
     drop: async () => {
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
