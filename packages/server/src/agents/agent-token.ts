@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { secretKey } from '../util/secret-key.js';
 
 /**
  * An Agent's credential: `svc1.<agentId>.<gen>.<mac>`, mac = base64url(HMAC-SHA256(key,
@@ -31,4 +32,4 @@ export function readAgentToken(
 export const SILENT_AGENT_STATE = 'destroying';
 
 const mac = (key: Buffer, body: string) =>
-  createHmac('sha256', key).update(body).digest('base64url');
+  createHmac('sha256', secretKey(key)).update(body).digest('base64url');

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EncryptionKeyring } from '../config/secrets.js';
+import { secretKey } from '../util/secret-key.js';
 
 /**
  * Seals OAuth tokens at rest: AES-256-GCM, a fresh 96-bit IV each time, and the additional
@@ -23,7 +24,7 @@ export class TokenCipher {
 
   seal(plaintext: string, binding: TokenBinding): string {
     const keyId = this.keyring.primaryId;
-    const key = this.keyring.keys.get(keyId)!;
+    const key = secretKey(this.keyring.keys.get(keyId)!);
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(aad(binding));
@@ -35,8 +36,9 @@ export class TokenCipher {
   /** Throws on an unknown key, a tampered envelope or the wrong binding; never says more. */
   open(envelope: string, binding: TokenBinding): string {
     const [version, keyId = '', iv = '', tag = '', ciphertext = '', ...rest] = envelope.split('.');
-    const key = this.keyring.keys.get(keyId);
-    if (version !== VERSION || rest.length > 0 || !key) throw new TokenCipherError();
+    const raw = this.keyring.keys.get(keyId);
+    if (version !== VERSION || rest.length > 0 || !raw) throw new TokenCipherError();
+    const key = secretKey(raw);
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       decipher.setAAD(aad(binding));
