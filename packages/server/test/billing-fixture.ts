@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { insertInvoice, takeInvoiceNumber } from '../src/billing/invoices.repo.js';
 import { COLLECT_INVOICE_JOB } from '../src/billing/period-close.js';
-import type { Executor } from '../src/db/database.js';
+import type { Database, Executor } from '../src/db/database.js';
 import { defineJob } from '../src/jobs/job.js';
 
 /**
@@ -73,3 +74,43 @@ export const subscriptionStatusOf = async (db: Executor, accountId: string) =>
       .where('id', '=', accountId)
       .executeTakeFirstOrThrow()
   ).subscriptionStatus;
+
+/** An open invoice of the account for last month, of one slot line; its number. */
+export function insertTestInvoice(database: Database, accountId: string, now: Date) {
+  const periodEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const periodStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+  return database.transaction(async (tx) => {
+    const number = await takeInvoiceNumber(tx);
+    await insertInvoice(
+      tx,
+      {
+        number,
+        accountId,
+        periodStart,
+        periodEnd,
+        currency: 'EUR',
+        minorUnitDigits: 2,
+        total: 1200,
+        status: 'open',
+        issuedAt: now,
+        dueAt: new Date(now.getTime() + 14 * 86_400_000),
+      },
+      [
+        {
+          kind: 'slot',
+          description: 'Agent slot, small, eu',
+          product: 'agent',
+          size: 'small',
+          region: 'eu',
+          resourceId: null,
+          rate: null,
+          quantity: 1,
+          seconds: (periodEnd.getTime() - periodStart.getTime()) / 1000,
+          unitAmount: 1200,
+          amount: 1200,
+        },
+      ],
+    );
+    return number;
+  });
+}

@@ -9,6 +9,7 @@ import {
   roleAtLeast,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertTestInvoice } from '../../test/billing-fixture.js';
 import {
   CALLER_KINDS,
   type Caller,
@@ -44,6 +45,14 @@ const ofAgent = (fx: RolesFixture) => ({ params: { id: fx.agentId } });
 const ofPlainVm = (fx: RolesFixture) => ({ params: { id: fx.plainVmId } });
 const ofOrg = (fx: RolesFixture) => ({ query: { accountId: fx.org.id } });
 const none = () => ({});
+const invoices = new WeakMap<RolesFixture, Promise<number>>();
+/** The organization's invoice (one per fixture), by its number. */
+const invoiceOf = async (fx: RolesFixture) => {
+  const number =
+    invoices.get(fx) ?? insertTestInvoice(fx.t.ctx.database, fx.org.id, fx.t.clock.now());
+  invoices.set(fx, number);
+  return String(await number);
+};
 
 const EXAMPLES: Readonly<Record<string, Example>> = {
   getMe: none,
@@ -91,6 +100,10 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   // The slot is in use: managers get 409 after the role check, and the slot stays.
   deleteSlot: (fx) => ({ params: { id: fx.org.id, slotId: fx.slotId } }),
   getUsage: inOrg,
+  getUpcomingInvoice: inOrg,
+  listInvoices: inOrg,
+  getInvoice: async (fx) => ({ params: { id: fx.org.id, number: await invoiceOf(fx) } }),
+  getInvoicePage: async (fx) => ({ params: { id: fx.org.id, number: await invoiceOf(fx) } }),
 
   createAgent: (fx, c) => ({
     body: {
