@@ -10,6 +10,7 @@ import { mountAgentsRoutes } from './agents/agents.routes.js';
 import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
 import { mountAuditRoutes } from './audit/audit.routes.js';
 import { mountBillingRoutes } from './billing/billing.routes.js';
+import { mountPaymentWebhookRoutes } from './billing/payment-webhook.routes.js';
 import { mountBundlePages, readerOf } from './bundles/bundle-pages.routes.js';
 import { mountBundlesRoutes } from './bundles/bundles.routes.js';
 import { mountExplorePages, wantsHtml } from './bundles/explore-pages.routes.js';
@@ -154,6 +155,7 @@ export function createApp(
     mountAuditRoutes(router, ctx);
     mountAgentsRoutes(router, ctx);
     mountBillingRoutes(router, ctx);
+    mountPaymentWebhookRoutes(router, ctx);
     mountVaultRoutes(router, ctx);
     mountPlainVmsRoutes(router, ctx);
     mountAppConnectionsRoutes(router, ctx);

@@ -31,7 +31,14 @@ import { createProviderClients } from './app-connections/oauth-client.js';
 import { TokenCipher } from './app-connections/token-cipher.js';
 import { type AuditService, createAuditService } from './audit/audit.service.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
+import { createPaymentProcessor } from './billing/create-payment-processor.js';
 import { invoicesJobs } from './billing/invoices.jobs.js';
+import { paymentJobs } from './billing/payment.jobs.js';
+import type { PaymentProcessor } from './billing/payment-processor.js';
+import {
+  createSubscriptionService,
+  type SubscriptionService,
+} from './billing/subscription.service.js';
 import { createAdoptionService } from './bundles/adoption.service.js';
 import { bundlesJobs } from './bundles/bundles.jobs.js';
 import { type CatalogService, createCatalogService } from './bundles/catalog.service.js';
@@ -76,6 +83,10 @@ export interface AppContext {
   /** The edge's routes (subdomain → gateway), which Agent moves in this process invalidate. */
   readonly edgeRoutes: EdgeRoutes;
   readonly billing: BillingService;
+  /** Who collects the money (`BILLING_PROVIDER`). */
+  readonly paymentProcessor: PaymentProcessor;
+  /** The accounts' subscriptions: activation, deactivation, the processor's events. */
+  readonly subscriptions: SubscriptionService;
   readonly vault: VaultService;
   readonly audit: AuditService;
   /** Outgoing mail: features enqueue messages in their transaction; a job sends them. */
@@ -205,6 +216,8 @@ export async function createContext(
     refreshTimeoutMs: config.timing.refreshTimeoutMs,
   });
   const publicUrl = config.http.publicUrl;
+  const paymentProcessor = createPaymentProcessor(config.billing, secrets, { database, clock });
+  const billingLog = log.root.child({ subsystem: 'billing' });
   const billing = createBillingService({
     database,
     clock,
@@ -240,6 +253,13 @@ export async function createContext(
       site: { publicUrl },
       log: log.root.child({ subsystem: 'mail' }),
     }),
+    ...paymentJobs({
+      database,
+      clock,
+      processor: paymentProcessor,
+      prices: config.billing.prices,
+      log: billingLog,
+    }),
     ...invoicesJobs({ billing, provider: config.billing.provider.kind }),
     ...(overrides.extraJobs ?? []),
   ] as JobDefinition<unknown>[];
@@ -260,6 +280,17 @@ export async function createContext(
     agents,
     edgeRoutes,
     billing,
+    paymentProcessor,
+    subscriptions: createSubscriptionService({
+      database,
+      clock,
+      jobs,
+      membership,
+      processor: paymentProcessor,
+      prices: config.billing.prices,
+      graceDays: config.billing.graceDays,
+      log: billingLog,
+    }),
     vault: createVaultService({ database, clock, membership }),
     audit: createAuditService({ database, membership }),
     mail,

@@ -1,4 +1,4 @@
-import type { Role, SubscriptionStatus } from '@svc/contract';
+import type { Role } from '@svc/contract';
 import { type Expression, expressionBuilder, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AccountRow, DB, UserRow } from '../db/schema.js';
@@ -132,19 +132,6 @@ export const lockOwners = async (db: Executor, accountId: string) =>
       .forUpdate()
       .execute()
   ).map((row) => row.userId);
-
-export const setSubscriptionStatus = (
-  db: Executor,
-  accountId: string,
-  status: SubscriptionStatus,
-  at: Date,
-) =>
-  db
-    .updateTable('accounts')
-    .set({ subscriptionStatus: status, updatedAt: at })
-    .where('id', '=', accountId)
-    .returning(['id', 'subscriptionActive', 'subscriptionStatus'])
-    .executeTakeFirstOrThrow();
 
 export const findAccountBySlug = (db: Executor, slug: string) =>
   db.selectFrom('accounts').selectAll().where('slug', '=', slug).executeTakeFirst();

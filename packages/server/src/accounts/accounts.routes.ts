@@ -149,10 +149,10 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
   });
 
   router.mount(api.activateSubscription, async ({ params }, c) =>
-    accounts.setSubscription({ userId: c.var.user.id }, params.id, true),
+    ctx.subscriptions.activate({ userId: c.var.user.id }, params.id),
   );
 
   router.mount(api.deactivateSubscription, async ({ params }, c) =>
-    accounts.setSubscription({ userId: c.var.user.id }, params.id, false),
+    ctx.subscriptions.deactivate({ userId: c.var.user.id }, params.id),
   );
 }

@@ -29,7 +29,7 @@ export interface AccountsDeps {
   readonly passwordCost?: Argon2Cost;
 }
 
-/** Users, organizations and their members, subscriptions. */
+/** Users, organizations and their members (subscriptions: billing/subscription.service.ts). */
 export function createAccountsService({
   database,
   clock,
@@ -41,7 +41,7 @@ export function createAccountsService({
   passwordCost = ARGON2_DEFAULTS,
 }: AccountsDeps) {
   const { db } = database;
-  const { requireMember, requireOrganization } = membership;
+  const { requireOrganization } = membership;
 
   /** Refuses to take away the account's only owner (the owner rows stay locked till commit). */
   async function keepAnOwner(tx: Executor, accountId: string) {
@@ -331,20 +331,6 @@ export function createAccountsService({
           });
         }
         return toMember({ ...member, email: user.email, name: user.name });
-      });
-    },
-
-    async setSubscription(actor: Actor, accountId: string, active: boolean) {
-      return database.transaction(async (tx) => {
-        await requireMember(tx, actor, accountId, MANAGERS);
-        const status = active ? 'active' : 'inactive';
-        const row = await repo.setSubscriptionStatus(tx, accountId, status, clock.now());
-        await audit(tx, actor, accountId, 'account.subscription', accountId, { active });
-        return {
-          accountId: row.id,
-          subscriptionActive: row.subscriptionActive,
-          subscriptionStatus: row.subscriptionStatus,
-        };
       });
     },
   };

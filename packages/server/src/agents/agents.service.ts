@@ -91,7 +91,7 @@ export function createAgentsService(deps: AgentsDeps) {
   ) {
     const now = clock.now();
     const kind = { product: 'agent', size: input.size, region: input.region } as const;
-    const slot = await slotForNew(tx, account, input.billingType, kind, now);
+    const slot = await slotForNew(tx, account, input.billingType, kind, now, jobs);
     const agent = await repo.insertAgent(tx, {
       id: input.id ?? randomUUID(),
       accountId: account.id,
@@ -322,7 +322,12 @@ export function createAgentsService(deps: AgentsDeps) {
         if (billingType === 'subscription' && agent.cohort === 'legacy') {
           throw new AppError('legacy_cohort');
         }
-        return changeBilling(tx, { machine: AGENT, at: clock.now(), userId }, agent, billingType);
+        return changeBilling(
+          tx,
+          { jobs, machine: AGENT, at: clock.now(), userId },
+          agent,
+          billingType,
+        );
       });
     },
 

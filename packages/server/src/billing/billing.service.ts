@@ -185,7 +185,7 @@ export function createBillingService({
     async removeSlot(userId: string, accountId: string, slotId: string): Promise<void> {
       await database.transaction(async (tx) => {
         await membership.requireManager(tx, { userId }, accountId);
-        const outcome = await removeSlot(tx, accountId, slotId, clock.now());
+        const outcome = await removeSlot(tx, accountId, slotId, clock.now(), jobs);
         if (outcome === 'not_found') throw new AppError('not_found');
         if (outcome === 'in_use') throw new AppError('invalid_state', { message: 'slot in use' });
       });

@@ -14,7 +14,7 @@ type Step = {
   action: 'stop' | 'start' | 'restart' | 'metered' | 'subscription' | 'transfer';
 };
 
-const step = fc.record({
+const step: fc.Arbitrary<Step> = fc.record({
   afterMs: fc.integer({ min: 0, max: 6 * 3_600_000 }),
   action: fc.constantFrom(
     'stop' as const,

@@ -39,7 +39,7 @@ type Change =
   | { afterMs: number; kind: 'billing'; billingType: 'metered' | 'subscription' }
   | { afterMs: number; kind: 'transfer'; account: (typeof ACCOUNTS)[number] };
 
-const change = fc.oneof(
+const change: fc.Arbitrary<Change> = fc.oneof(
   fc.record({
     afterMs: fc.integer({ min: 0, max: 9_000_000 }),
     kind: fc.constant('state' as const),

@@ -1,4 +1,5 @@
 import type { InvoiceLine, Product, Region, Size, SubscriptionStatus } from '@svc/contract';
+import type { Executor } from '../db/database.js';
 
 /** One cell's slots on an account: what a processor's subscription item holds. */
 export interface SlotQuantity {
@@ -14,18 +15,50 @@ export interface SlotQuantity {
 export interface IssuedInvoice {
   readonly number: number;
   readonly accountId: string;
+  /** The account's name, or its id once the account is gone. */
+  readonly accountName: string;
   readonly periodStart: Date;
   readonly periodEnd: Date;
   readonly currency: string;
   readonly total: number;
-  readonly lines: readonly InvoiceLine[];
+  /** In their order on the invoice, each with its position (from 0). */
+  readonly lines: readonly (InvoiceLine & { readonly position: number })[];
 }
+
+/**
+ * What a processor's webhook said, in the service's words. `subscription`: the subscription's
+ * standing at the processor changed. `invoice_paid` / `invoice_failed`: a payment of one of the
+ * processor's invoices succeeded or failed; `invoiceNumbers` are the service's invoices it
+ * collects. `ignored`: acknowledged, nothing to do.
+ */
+export type ProcessorEvent = {
+  /** The processor's event id: each is applied once. */
+  readonly id: string;
+  readonly type: string;
+  /** When it happened at the processor: orders events about one subscription. */
+  readonly occurredAt: Date;
+} & (
+  | {
+      readonly kind: 'subscription';
+      readonly subscriptionId: string;
+      readonly status: SubscriptionStatus;
+    }
+  | {
+      readonly kind: 'invoice_paid' | 'invoice_failed';
+      readonly customerId: string;
+      readonly subscriptionId: string | null;
+      readonly providerInvoiceId: string;
+      readonly invoiceNumbers: readonly number[];
+    }
+  | { readonly kind: 'ignored' }
+);
 
 /**
  * Who collects the money (`BILLING_PROVIDER`): `none` (the operator marks invoices paid) or
  * `stripe`. Every call may be retried: a processor must make repeats harmless (idempotency keys,
  * lookups before creates). Calls that reach the processor over the network run in jobs, except
- * activation, which the customer waits for.
+ * activation, which the customer waits for. A processor that cannot be reached throws
+ * `ProcessorUnavailable`.
  */
 export interface PaymentProcessor {
   readonly kind: 'none' | 'stripe';
@@ -35,10 +68,41 @@ export interface PaymentProcessor {
     name: string;
     slots: readonly SlotQuantity[];
   }): Promise<{ status: SubscriptionStatus }>;
-  /** The account's subscription ends at the processor. */
-  deactivateSubscription(accountId: string): Promise<void>;
-  /** The account's slot quantities per cell changed (job). */
-  syncSlots(accountId: string, slots: readonly SlotQuantity[]): Promise<void>;
-  /** An invoice was issued: collect it (job); the processor's invoice id, if it has one. */
-  collectInvoice(invoice: IssuedInvoice): Promise<{ providerInvoiceId: string | null }>;
+  /**
+   * Inside the deactivating transaction: the processor's subscription stops speaking for the
+   * account (its later events change nothing). Returns what `cancelSubscription` then ends, in a
+   * job; null when there is nothing to end.
+   */
+  detachSubscription(tx: Executor, accountId: string): Promise<string | null>;
+  /** Ends a detached subscription at the processor (job); one already ended is no error. */
+  cancelSubscription(accountId: string, subscriptionId: string): Promise<void>;
+  /** The slot quantities per cell of an account with a subscription changed (job). */
+  syncSlots(account: { id: string; name: string }, slots: readonly SlotQuantity[]): Promise<void>;
+  /**
+   * An invoice was issued: collect it (job). Returns the processor's invoice that collects it,
+   * if any, and whether it is settled already (nothing left for the processor to charge).
+   */
+  collectInvoice(
+    invoice: IssuedInvoice,
+  ): Promise<{ providerInvoiceId: string | null; settled: boolean }>;
+  /**
+   * Checks a webhook delivery's signature over its raw bytes and reads it; a bad or missing
+   * signature throws `AppError('invalid_signature')`. Absent: the processor sends no webhooks.
+   */
+  readWebhook?(body: Uint8Array, signature: string | undefined): ProcessorEvent;
 }
+
+/** The processor could not be reached or failed: nothing was decided, try again later. */
+export class ProcessorUnavailable extends Error {
+  override name = 'ProcessorUnavailable';
+}
+
+/** `BILLING_PROVIDER=none`: subscriptions just start and end; the operator marks invoices paid. */
+export const noPaymentProcessor: PaymentProcessor = {
+  kind: 'none',
+  activateSubscription: async () => ({ status: 'active' }),
+  detachSubscription: async () => null,
+  cancelSubscription: async () => {},
+  syncSlots: async () => {},
+  collectInvoice: async () => ({ providerInvoiceId: null, settled: false }),
+};

@@ -3,8 +3,16 @@ import type { Region, Size } from '@svc/contract';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { BILLING_JOBS } from './payment.jobs.js';
 
 export type Product = 'agent' | 'plain_vm';
+
+type Jobs = Pick<JobQueue, 'enqueue'>;
+
+/** The payment processor's subscription follows the slots: its sync commits with the change. */
+const syncSlotsLater = (tx: Executor, jobs: Jobs, accountId: string) =>
+  jobs.enqueue(tx, BILLING_JOBS.syncSlots, { accountId });
 
 export interface SlotKind {
   readonly accountId: string;
@@ -26,6 +34,7 @@ export async function takeSlot(
   tx: Executor,
   kind: SlotKind,
   at: Date,
+  jobs: Jobs,
 ): Promise<{ slotId: string; addedNewSlot: boolean }> {
   // Serializes slot takers per account: a slot freed and taken concurrently is seen by the next.
   await tx
@@ -55,6 +64,7 @@ export async function takeSlot(
     .insertInto('subscriptionSlots')
     .values({ id: slotId, ...kind, createdAt: at })
     .execute();
+  await syncSlotsLater(tx, jobs, kind.accountId);
   return { slotId, addedNewSlot: true };
 }
 
@@ -68,12 +78,16 @@ export const listSlots = (db: Executor, accountId: string) =>
     .orderBy('s.id')
     .execute();
 
-/** Removes a free slot: its charges stop at `at` (the row stays, for the bill). */
+/**
+ * Removes a free slot: its charges stop at `at` (the row stays, for the bill), and the payment
+ * processor's subscription follows by a job committed with the removal.
+ */
 export async function removeSlot(
   tx: Executor,
   accountId: string,
   slotId: string,
   at: Date,
+  jobs: Jobs,
 ): Promise<'removed' | 'in_use' | 'not_found'> {
   const slot = await tx
     .selectFrom('subscriptionSlots as s')
@@ -90,6 +104,7 @@ export async function removeSlot(
     .set({ removedAt: at })
     .where('id', '=', slotId)
     .execute();
+  await syncSlotsLater(tx, jobs, accountId);
   return 'removed';
 }
 
@@ -99,9 +114,10 @@ export async function takeSubscriptionSlot(
   account: { id: string; subscriptionActive: boolean },
   kind: Omit<SlotKind, 'accountId'>,
   at: Date,
+  jobs: Jobs,
 ) {
   if (!account.subscriptionActive) throw new AppError('subscription_required');
-  return takeSlot(tx, { accountId: account.id, ...kind }, at);
+  return takeSlot(tx, { accountId: account.id, ...kind }, at, jobs);
 }
 
 /** The slot a new resource occupies: one for subscription billing, none for metered. */
@@ -111,4 +127,6 @@ export const slotForNew = (
   billingType: 'metered' | 'subscription',
   kind: Omit<SlotKind, 'accountId'>,
   at: Date,
-) => (billingType === 'subscription' ? takeSubscriptionSlot(tx, account, kind, at) : undefined);
+  jobs: Jobs,
+) =>
+  billingType === 'subscription' ? takeSubscriptionSlot(tx, account, kind, at, jobs) : undefined;

@@ -216,6 +216,8 @@ export interface BillingCustomersTable {
   provider: string;
   customerId: string;
   subscriptionId: string | null;
+  /** When the newest processor event applied to the subscription's standing happened. */
+  statusEventAt: Date | null;
   createdAt: Date;
 }
 

@@ -1,4 +1,4 @@
-import type { PriceBook, PriceCell, UpcomingInvoice } from '@svc/contract';
+import type { InvoiceSummary, PriceBook, PriceCell, UpcomingInvoice } from '@svc/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -129,6 +129,8 @@ describe('the billing pages in Chromium', () => {
     await page.getByRole('button', { name: 'Create Agent' }).click();
     await page.getByRole('heading', { name: 'Ledger Bot' }).waitFor();
     await status('running').waitFor({ timeout: 20_000 });
+    // From here time moves only when the test says: the page and the test read the same bill.
+    server.t.clock.freeze();
     await page.getByText('Billed as subscription').waitFor();
     await expect
       .poll(() => page.getByTestId('billing-prices').innerText())
@@ -168,18 +170,58 @@ describe('the billing pages in Chromium', () => {
     }
     await expect.poll(() => lines.locator('tfoot').innerText()).toBe(`Total\t${money(bill.total)}`);
     await page.getByText('No invoices yet.').waitFor();
+    expect(errors, errors.join('\n')).toEqual([]);
+  }, 90_000);
+
+  it("closes the month into an invoice, listed with its printable page; removing the slot lowers the next month's projection", async () => {
+    // Into the next month, past the close's delay, and the period close the hourly job runs.
+    const now = server.t.clock.now();
+    const nextMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    server.t.clock.advance(nextMonth - now.getTime() + 10 * 60_000);
+    await server.t.ctx.billing.closePeriods();
+
+    await page.reload();
+    const listed = await page.request.get(
+      `${server.baseUrl}/api/accounts/${await accountId()}/invoices`,
+    );
+    expect(listed.status()).toBe(200);
+    const [invoice, ...older] = (await listed.json()) as InvoiceSummary[];
+    expect(older).toEqual([]);
+    if (!invoice) throw new Error('no invoice was issued');
+    expect(invoice.status).toBe('open');
+    const month = new Intl.DateTimeFormat('en-US', { month: 'short', timeZone: 'UTC' }).format(
+      new Date(invoice.periodStart),
+    );
+    const row = page.getByRole('table', { name: 'Invoices' }).getByRole('row', {
+      name: new RegExp(`^${invoice.number}\\b`),
+    });
+    await expect.poll(() => row.innerText()).toContain(`\t${money(invoice.total)}\topen\t`);
+    expect(await row.innerText()).toContain(month);
+    // The page from its first section: the bill, the slots and the invoices in one view.
+    await page
+      .getByRole('heading', { name: 'Subscription', exact: true })
+      .evaluate((heading) => heading.scrollIntoView());
     await screenshot(page, 'dashboard-billing');
 
-    // Removing the free slot leaves the slots, and the projection, without it.
+    await row.getByRole('link', { name: `Print invoice ${invoice.number}` }).click();
+    await page.waitForURL(new RegExp(`/invoices/${invoice.number}/print$`));
+    await expect.poll(() => page.locator('body').innerText()).toContain(money(invoice.total));
+    await page.goBack();
+
+    // Removing the free slot: the minutes it was held this month stay on the bill, the rest of
+    // the month leaves the projection.
+    const before = await upcomingInvoice();
+    const slot = page.getByRole('table', { name: 'Slots' }).getByRole('row', { name: /Agent/ });
     await slot.getByRole('button', { name: 'Remove slot' }).click();
     await slot.getByRole('button', { name: 'Remove', exact: true }).click();
     await page.getByText('No slots.', { exact: false }).waitFor();
     const after = await upcomingInvoice();
+    expect(after.projectedTotal).toBeLessThan(before.projectedTotal);
     await expect
-      .poll(() => facts.innerText())
+      .poll(() => page.getByTestId('running-bill').innerText())
       .toContain(`Projected\n${money(after.projectedTotal)}`);
     expect(errors, errors.join('\n')).toEqual([]);
-  }, 90_000);
+  }, 60_000);
 
   it('shows a member the billing page without the bill and the invoices, and no error', async () => {
     const owner = server.t.newClient();
@@ -221,11 +263,15 @@ describe('the billing pages in Chromium', () => {
     return me.accounts.find((account) => account.kind === 'personal')?.subscriptionStatus;
   }
 
-  async function upcomingInvoice(): Promise<UpcomingInvoice> {
+  async function accountId(): Promise<string | undefined> {
     const me = (await (await page.request.get(`${server.baseUrl}/api/me`)).json()) as {
       accounts: { id: string; kind: string }[];
     };
-    const id = me.accounts.find((account) => account.kind === 'personal')?.id;
+    return me.accounts.find((account) => account.kind === 'personal')?.id;
+  }
+
+  async function upcomingInvoice(): Promise<UpcomingInvoice> {
+    const id = await accountId();
     const res = await page.request.get(`${server.baseUrl}/api/accounts/${id}/invoices/upcoming`);
     expect(res.status()).toBe(200);
     return (await res.json()) as UpcomingInvoice;

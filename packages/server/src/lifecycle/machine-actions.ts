@@ -77,7 +77,7 @@ export async function applyMove<R extends MachineColumns>(
 /** Switches billing; subscription takes a free matching slot or adds one (`addedNewSlot`). */
 export async function changeBilling<R extends MachineColumns>(
   tx: Executor,
-  deps: { machine: MachineKind; at: Date; userId: string },
+  deps: { jobs: JobQueue; machine: MachineKind; at: Date; userId: string },
   row: R & { account: Account },
   billingType: BillingType,
 ) {
@@ -90,6 +90,7 @@ export async function changeBilling<R extends MachineColumns>(
           row.account,
           { product, size: row.size, region: row.region },
           at,
+          deps.jobs,
         )
       : undefined;
   const switched = await repo.switchBilling<R>(tx, machine.table, row.id, {

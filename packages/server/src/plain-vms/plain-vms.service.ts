@@ -88,7 +88,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
         const authorizedKeys = await chosenKeys(tx, account.id, vaultEntryIds);
         const now = clock.now();
         const kind = { product: 'plain_vm', size: input.tier, region: input.region } as const;
-        const slot = await slotForNew(tx, account, input.billingType, kind, now);
+        const slot = await slotForNew(tx, account, input.billingType, kind, now, jobs);
         const vm = await repo.insertPlainVm(tx, {
           id: randomUUID(),
           accountId: account.id,
@@ -143,7 +143,12 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     async setBilling(userId: string, id: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
-        return changeBilling(tx, { machine: PLAIN_VM, at: clock.now(), userId }, vm, billingType);
+        return changeBilling(
+          tx,
+          { jobs, machine: PLAIN_VM, at: clock.now(), userId },
+          vm,
+          billingType,
+        );
       });
     },
 

@@ -88,13 +88,15 @@ export async function up(db: AnyKysely): Promise<void> {
     .execute();
 
   // The payment processor's side of an account (BILLING_PROVIDER=stripe): its customer and
-  // subscription ids.
+  // subscription ids. `status_event_at`: when the newest processor event applied to the
+  // subscription's standing happened; an older one arriving later changes nothing.
   await db.schema
     .createTable('billing_customers')
     .addColumn('account_id', 'uuid', (c) => c.primaryKey())
     .addColumn('provider', 'text', (c) => c.notNull())
     .addColumn('customer_id', 'text', (c) => c.notNull().unique())
     .addColumn('subscription_id', 'text', (c) => c.unique())
+    .addColumn('status_event_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .execute();
   // Webhook events already handled, by the processor's event id: a duplicate is acknowledged and

@@ -1,0 +1,381 @@
+import { createHash } from 'node:crypto';
+import type { SubscriptionStatus } from '@svc/contract';
+import Stripe from 'stripe';
+import type { Clock } from '../adapters/clock.js';
+import type { Database } from '../db/database.js';
+import { AppError } from '../errors.js';
+import * as customers from './billing-customers.repo.js';
+import {
+  type IssuedInvoice,
+  type PaymentProcessor,
+  type ProcessorEvent,
+  ProcessorUnavailable,
+  type SlotQuantity,
+} from './payment-processor.js';
+
+export interface StripeProcessorDeps {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+  /** `STRIPE_API_URL`: another address for Stripe's API (a stand-in). */
+  readonly apiUrl?: string;
+  readonly database: Database;
+  readonly clock: Clock;
+  /** The price book's currency (ISO 4217). */
+  readonly currency: string;
+}
+
+/** Stripe's subscription statuses in the service's words (docs/billing.md). */
+const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
+  active: 'active',
+  trialing: 'active',
+  past_due: 'past_due',
+  incomplete: 'past_due',
+  canceled: 'inactive',
+  unpaid: 'inactive',
+  incomplete_expired: 'inactive',
+  paused: 'inactive',
+};
+const ENDED = new Set(['canceled', 'incomplete_expired']);
+
+/** `svc_agent_small_eu_monthly`: the lookup key of a cell's monthly slot price. */
+export const slotLookupKey = (cell: Pick<SlotQuantity, 'product' | 'size' | 'region'>) =>
+  `svc_${cell.product}_${cell.size}_${cell.region}_monthly`;
+
+/** The first instant of the next calendar month (UTC), in Unix seconds. */
+export const nextMonthStart = (now: Date) =>
+  Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
+
+/**
+ * `BILLING_PROVIDER=stripe`, through the official SDK: one customer per account (metadata
+ * `accountId`), one subscription whose items are the account's slot cells, an invoice of its own
+ * for each service invoice's metered lines, and signed webhooks. Every write is found again
+ * before it is made again (the database's ids, then Stripe's lists), so retries make no doubles.
+ */
+export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcessor {
+  const { database, clock } = deps;
+  const currency = deps.currency.toLowerCase();
+  const url = deps.apiUrl ? new URL(deps.apiUrl) : undefined;
+  const stripe = new Stripe(deps.secretKey, {
+    maxNetworkRetries: 1,
+    timeout: 15_000,
+    telemetry: false,
+    ...(url && {
+      host: url.hostname,
+      port: url.port || (url.protocol === 'http:' ? 80 : 443),
+      protocol: url.protocol === 'http:' ? 'http' : 'https',
+    }),
+  });
+
+  async function ensureCustomer(account: { id: string; name: string }): Promise<string> {
+    const row = await customers.findBillingCustomer(database.db, account.id);
+    if (row) return row.customerId;
+    const found = await stripe.customers.search({
+      query: `metadata['accountId']:'${account.id}'`,
+      limit: 1,
+    });
+    const customer =
+      found.data[0] ??
+      (await stripe.customers.create(
+        { name: account.name, metadata: { accountId: account.id } },
+        { idempotencyKey: `svc-customer-${account.id}` },
+      ));
+    await customers.saveCustomer(
+      database.db,
+      { accountId: account.id, provider: 'stripe', customerId: customer.id },
+      clock.now(),
+    );
+    return customer.id;
+  }
+
+  /** The price of each cell's slot, made (or replaced, if the book changed) when missing. */
+  async function slotPrices(slots: readonly SlotQuantity[]): Promise<Map<string, string>> {
+    const keys = slots.map(slotLookupKey);
+    const ids = new Map<string, string>();
+    if (keys.length === 0) return ids;
+    const existing = await stripe.prices.list({ lookup_keys: keys, active: true, limit: 100 });
+    for (const slot of slots) {
+      const key = slotLookupKey(slot);
+      const price = existing.data.find(
+        (p) =>
+          p.lookup_key === key &&
+          p.unit_amount === slot.monthly &&
+          p.currency === currency &&
+          p.recurring?.interval === 'month',
+      );
+      ids.set(
+        key,
+        price?.id ??
+          (
+            await stripe.prices.create({
+              currency,
+              unit_amount: slot.monthly,
+              recurring: { interval: 'month' },
+              lookup_key: key,
+              transfer_lookup_key: true,
+              product_data: { name: `${slot.product} ${slot.size} ${slot.region} slot` },
+            })
+          ).id,
+      );
+    }
+    return ids;
+  }
+
+  /** The account's live subscription: the one on record, else one an unanswered try made. */
+  async function liveSubscription(accountId: string, customerId: string) {
+    const row = await customers.findBillingCustomer(database.db, accountId);
+    if (row?.subscriptionId) {
+      const sub = await stripe.subscriptions.retrieve(row.subscriptionId);
+      if (!ENDED.has(sub.status)) return { sub, recorded: true };
+    }
+    const list = await stripe.subscriptions.list({
+      customer: customerId,
+      status: 'all',
+      limit: 100,
+    });
+    const sub = list.data.find((s) => !ENDED.has(s.status) && s.metadata.accountId === accountId);
+    return { sub, recorded: false, count: list.data.length };
+  }
+
+  /** The subscription's items become the slots: changed, added, and removed (but the last). */
+  async function updateItems(sub: Stripe.Subscription, slots: readonly SlotQuantity[]) {
+    const wanted = slots.filter((slot) => slot.quantity > 0);
+    const prices = await slotPrices(wanted);
+    const quantities = new Map(
+      wanted.map((slot) => [prices.get(slotLookupKey(slot)), slot.quantity]),
+    );
+    const current = await stripe.subscriptionItems.list({ subscription: sub.id, limit: 100 });
+    const items: Stripe.SubscriptionUpdateParams.Item[] = [];
+    for (const item of current.data) {
+      const quantity = quantities.get(item.price.id) ?? 0;
+      quantities.delete(item.price.id);
+      if (quantity === 0) items.push({ id: item.id, deleted: true });
+      else if (quantity !== item.quantity) items.push({ id: item.id, quantity });
+    }
+    for (const [price, quantity] of quantities) items.push({ price, quantity });
+    // Stripe keeps at least one item: the last one stays, at quantity 0.
+    const deleted = items.filter((item) => item.deleted);
+    const last = deleted[0];
+    if (last && current.data.length - deleted.length + quantities.size === 0) {
+      const wasZero = current.data.find((item) => item.id === last.id)?.quantity === 0;
+      items.splice(items.indexOf(last), 1, ...(wasZero ? [] : [{ id: last.id, quantity: 0 }]));
+    }
+    if (items.length === 0) return sub;
+    return stripe.subscriptions.update(sub.id, {
+      items,
+      proration_behavior: 'create_prorations',
+    });
+  }
+
+  /** Customer, then subscription (once there are slots), then its items: what activation needs. */
+  async function reconcile(
+    account: { id: string; name: string },
+    slots: readonly SlotQuantity[],
+  ): Promise<SubscriptionStatus> {
+    const customerId = await ensureCustomer(account);
+    const live = await liveSubscription(account.id, customerId);
+    let sub = live.sub;
+    if (sub) {
+      sub = await updateItems(sub, slots);
+    } else {
+      const wanted = slots.filter((slot) => slot.quantity > 0);
+      // No slot yet: the subscription comes with the first one (Stripe wants an item).
+      if (wanted.length === 0) return 'active';
+      const prices = await slotPrices(wanted);
+      const params: Stripe.SubscriptionCreateParams = {
+        customer: customerId,
+        items: wanted.map((slot) => ({
+          price: prices.get(slotLookupKey(slot)) as string,
+          quantity: slot.quantity,
+        })),
+        billing_cycle_anchor: nextMonthStart(clock.now()),
+        proration_behavior: 'create_prorations',
+        collection_method: 'charge_automatically',
+        payment_behavior: 'allow_incomplete',
+        metadata: { accountId: account.id },
+      };
+      // The n-th subscription of the customer with these items: two tries make one.
+      const digest = createHash('sha256').update(JSON.stringify(params)).digest('hex');
+      sub = await stripe.subscriptions.create(params, {
+        idempotencyKey: `svc-subscription-${account.id}-${live.count ?? 0}-${digest.slice(0, 16)}`,
+      });
+    }
+    if (!live.recorded) await customers.saveSubscription(database.db, account.id, sub.id);
+    return STATUS[sub.status] ?? 'past_due';
+  }
+
+  /** The Stripe invoice that collects service invoice `number`, made (as a draft) if missing. */
+  async function collectingInvoice(
+    invoice: IssuedInvoice,
+    customerId: string,
+    subscription?: string,
+  ) {
+    const number = String(invoice.number);
+    const list = await stripe.invoices.list({ customer: customerId, limit: 100 });
+    const found = list.data.find((i) => i.metadata?.svcInvoiceNumber === number);
+    if (found) return found;
+    return stripe.invoices.create(
+      {
+        customer: customerId,
+        ...(subscription && { subscription }),
+        currency,
+        collection_method: 'charge_automatically',
+        auto_advance: false,
+        pending_invoice_items_behavior: 'exclude',
+        description: `Invoice ${number}: usage ${invoice.periodStart.toISOString().slice(0, 7)}`,
+        metadata: { svcInvoiceNumber: number },
+      },
+      { idempotencyKey: `svc-invoice-${number}` },
+    );
+  }
+
+  return {
+    kind: 'stripe',
+
+    activateSubscription: (account) =>
+      unavailableOnFailure(async () => ({ status: await reconcile(account, account.slots) })),
+
+    detachSubscription: (tx, accountId) => customers.detachSubscription(tx, accountId),
+
+    cancelSubscription: (accountId, subscriptionId) =>
+      unavailableOnFailure(async () => {
+        const row = await customers.findBillingCustomer(database.db, accountId);
+        // Activated again meanwhile, and this subscription taken up again: it stays.
+        if (row?.subscriptionId === subscriptionId) return;
+        const sub = await stripe.subscriptions.retrieve(subscriptionId).catch(notFoundAsUndefined);
+        if (!sub || ENDED.has(sub.status)) return;
+        await stripe.subscriptions.cancel(subscriptionId, { invoice_now: true, prorate: true });
+      }),
+
+    syncSlots: (account, slots) =>
+      unavailableOnFailure(async () => {
+        await reconcile(account, slots);
+      }),
+
+    collectInvoice: (invoice) =>
+      unavailableOnFailure(async () => {
+        const lines = invoice.lines.filter((line) => line.kind !== 'slot' && line.amount !== 0);
+        if (lines.length === 0) return { providerInvoiceId: null, settled: true };
+        const customerId = await ensureCustomer({
+          id: invoice.accountId,
+          name: invoice.accountName,
+        });
+        const row = await customers.findBillingCustomer(database.db, invoice.accountId);
+        const draft = await collectingInvoice(
+          invoice,
+          customerId,
+          row?.subscriptionId ?? undefined,
+        );
+        if (draft.status !== 'draft') return { providerInvoiceId: draft.id, settled: false };
+        const items = await stripe.invoiceItems.list({ invoice: draft.id, limit: 100 });
+        const sent = new Set(items.data.map((item) => item.metadata?.svcLinePosition));
+        const period = {
+          start: Math.floor(invoice.periodStart.getTime() / 1000),
+          end: Math.floor(invoice.periodEnd.getTime() / 1000),
+        };
+        for (const line of lines) {
+          if (sent.has(String(line.position))) continue;
+          await stripe.invoiceItems.create(
+            {
+              customer: customerId,
+              invoice: draft.id,
+              amount: line.amount,
+              currency,
+              description: line.description,
+              period,
+              metadata: {
+                svcInvoiceNumber: String(invoice.number),
+                svcLinePosition: String(line.position),
+              },
+            },
+            { idempotencyKey: `svc-invoice-${invoice.number}-line-${line.position}` },
+          );
+        }
+        await stripe.invoices.finalizeInvoice(draft.id, { auto_advance: true });
+        return { providerInvoiceId: draft.id, settled: false };
+      }),
+
+    readWebhook(body, signature) {
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(
+          Buffer.from(body),
+          signature ?? '',
+          deps.webhookSecret,
+          300,
+          undefined,
+          clock.now().getTime(),
+        );
+      } catch {
+        throw new AppError('invalid_signature');
+      }
+      return toProcessorEvent(event);
+    },
+  };
+}
+
+/** A Stripe event in the service's words (docs/billing.md, "Payment processors"). */
+function toProcessorEvent(event: Stripe.Event): ProcessorEvent {
+  const base = { id: event.id, type: event.type, occurredAt: new Date(event.created * 1000) };
+  switch (event.type) {
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const sub = event.data.object;
+      const status =
+        event.type === 'customer.subscription.deleted'
+          ? 'inactive'
+          : (STATUS[sub.status] ?? 'past_due');
+      return { ...base, kind: 'subscription', subscriptionId: sub.id, status };
+    }
+    case 'invoice.paid':
+    case 'invoice.payment_failed': {
+      const invoice = event.data.object;
+      const numbers = [
+        invoice.metadata?.svcInvoiceNumber,
+        ...(invoice.lines?.data ?? []).map((line) => line.metadata?.svcInvoiceNumber),
+      ]
+        .map(Number)
+        .filter((n) => Number.isSafeInteger(n) && n > 0);
+      const subscription = invoice.parent?.subscription_details?.subscription;
+      return {
+        ...base,
+        kind: event.type === 'invoice.paid' ? 'invoice_paid' : 'invoice_failed',
+        customerId: idOf(invoice.customer),
+        subscriptionId: subscription ? idOf(subscription) : null,
+        providerInvoiceId: invoice.id ?? '',
+        invoiceNumbers: [...new Set(numbers)],
+      };
+    }
+    default:
+      return { ...base, kind: 'ignored' };
+  }
+}
+
+const idOf = (value: string | { id?: string } | null): string =>
+  typeof value === 'string' ? value : (value?.id ?? '');
+
+const notFoundAsUndefined = (error: unknown): undefined => {
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) {
+    return undefined;
+  }
+  throw error;
+};
+
+/**
+ * Stripe's failures become `ProcessorUnavailable`: the caller answers 503 or its job retries.
+ * The message names Stripe's error type and code, never the key (an authentication error's
+ * message quotes part of it).
+ */
+async function unavailableOnFailure<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeError) {
+      const detail =
+        error instanceof Stripe.errors.StripeAuthenticationError ? '' : `: ${error.message}`;
+      throw new ProcessorUnavailable(
+        `stripe ${error.type}${error.code ? ` ${error.code}` : ''} (${error.statusCode ?? 'no answer'})${detail}`,
+      );
+    }
+    throw error;
+  }
+}

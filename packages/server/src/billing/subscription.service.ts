@@ -1,0 +1,185 @@
+import type { SubscriptionStatus } from '@svc/contract';
+import { type Actor, MANAGERS, type Membership } from '../accounts/membership.js';
+import type { Clock } from '../adapters/clock.js';
+import { recordAuditEvent } from '../audit/audit.js';
+import type { Database, Executor } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Logger } from '../logger.js';
+import * as customers from './billing-customers.repo.js';
+import { standingByInvoices } from './dunning.js';
+import { oldestOverdueDueAt } from './invoices.repo.js';
+import { BILLING_JOBS } from './payment.jobs.js';
+import type { PaymentProcessor, ProcessorEvent } from './payment-processor.js';
+import { ProcessorUnavailable } from './payment-processor.js';
+import type { Prices } from './price-book.js';
+import { slotQuantities } from './slot-quantities.js';
+
+export interface SubscriptionDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly jobs: JobQueue;
+  readonly membership: Membership;
+  readonly processor: PaymentProcessor;
+  readonly prices: Prices;
+  /** `BILLING_GRACE_DAYS`: how long past its due date an unpaid invoice is tolerated. */
+  readonly graceDays: number;
+  readonly log: Logger;
+}
+
+/**
+ * The account's subscription: activated and deactivated by its owners and admins (or the
+ * operator), and moved between active, past due and inactive by the payment processor's events.
+ * Every change is audited as `account.subscription`.
+ */
+export function createSubscriptionService(deps: SubscriptionDeps) {
+  const { database, clock, processor } = deps;
+
+  const audit = (tx: Executor, actor: Actor | null, accountId: string, data: object) =>
+    recordAuditEvent(
+      tx,
+      {
+        accountId,
+        actorUserId: actor === null || actor === 'operator' ? null : actor.userId,
+        action: 'account.subscription',
+        resourceKind: 'account',
+        resourceId: accountId,
+        data: { ...data },
+      },
+      clock.now(),
+    );
+
+  const setStatus = (tx: Executor, accountId: string, status: SubscriptionStatus) =>
+    tx
+      .updateTable('accounts')
+      .set({ subscriptionStatus: status, updatedAt: clock.now() })
+      .where('id', '=', accountId)
+      .returning(['id as accountId', 'subscriptionActive', 'subscriptionStatus'])
+      .executeTakeFirstOrThrow();
+
+  return {
+    /**
+     * Starts the subscription: refused (409 `invoices_overdue`) while an invoice is unpaid past
+     * its due date and the grace period; the processor's customer and subscription are made
+     * while the caller waits (503 `billing_unavailable`, and nothing changes, if it cannot be
+     * reached).
+     */
+    async activate(actor: Actor, accountId: string) {
+      const { account } = await deps.membership.requireMember(
+        database.db,
+        actor,
+        accountId,
+        MANAGERS,
+      );
+      const now = clock.now();
+      const overdueSince = await oldestOverdueDueAt(database.db, accountId, now);
+      if (
+        overdueSince &&
+        standingByInvoices('active', overdueSince, now, deps.graceDays) === 'inactive'
+      ) {
+        throw new AppError('invoices_overdue');
+      }
+      const slots = await slotQuantities(database.db, accountId, deps.prices);
+      let status: SubscriptionStatus;
+      try {
+        ({ status } = await processor.activateSubscription({
+          id: accountId,
+          name: account.name,
+          slots,
+        }));
+      } catch (error) {
+        if (!(error instanceof ProcessorUnavailable)) throw error;
+        deps.log.warn({ err: error, accountId }, 'payment processor unavailable: not activated');
+        throw new AppError('billing_unavailable');
+      }
+      return database.transaction(async (tx) => {
+        await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
+        const row = await setStatus(tx, accountId, status);
+        await audit(tx, actor, accountId, { active: true, status });
+        return row;
+      });
+    },
+
+    /** Ends the subscription now; the processor's subscription is cancelled by a job. */
+    async deactivate(actor: Actor, accountId: string) {
+      return database.transaction(async (tx) => {
+        await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
+        const row = await setStatus(tx, accountId, 'inactive');
+        const subscriptionId = await processor.detachSubscription(tx, accountId);
+        if (subscriptionId) {
+          await deps.jobs.enqueue(tx, BILLING_JOBS.cancelSubscription, {
+            accountId,
+            subscriptionId,
+          });
+        }
+        await audit(tx, actor, accountId, { active: false, status: 'inactive' });
+        return row;
+      });
+    },
+
+    /**
+     * Applies one processor event, once (by its id) and in order: an event older than the last
+     * one applied to the account's subscription changes no standing. A paid invoice is marked
+     * paid whenever its event comes.
+     */
+    async applyEvent(event: ProcessorEvent): Promise<void> {
+      if (event.kind === 'ignored') return;
+      await database.transaction(async (tx) => {
+        if (!(await customers.recordEvent(tx, event, clock.now()))) return;
+        const row = await customers.lockBillingCustomer(
+          tx,
+          event.kind === 'subscription'
+            ? { subscriptionId: event.subscriptionId }
+            : { customerId: event.customerId },
+        );
+        if (!row) return;
+        if (event.kind === 'invoice_paid') {
+          await customers.markInvoicesPaid(
+            tx,
+            row.accountId,
+            { numbers: event.invoiceNumbers, providerInvoiceId: event.providerInvoiceId },
+            event.occurredAt,
+          );
+        }
+        const aboutOther =
+          event.kind !== 'subscription' &&
+          event.subscriptionId !== null &&
+          event.subscriptionId !== row.subscriptionId;
+        if (!row.subscriptionId || aboutOther) return;
+        if (row.statusEventAt && event.occurredAt < row.statusEventAt) return;
+        await customers.setStatusEventAt(tx, row.accountId, event.occurredAt);
+        const current = await tx
+          .selectFrom('accounts')
+          .select('subscriptionStatus')
+          .where('id', '=', row.accountId)
+          .forUpdate()
+          .executeTakeFirst();
+        if (!current) return;
+        const next = nextStatus(current.subscriptionStatus, event);
+        if (next === current.subscriptionStatus) return;
+        await setStatus(tx, row.accountId, next);
+        await audit(tx, null, row.accountId, {
+          active: next !== 'inactive',
+          status: next,
+          processorEvent: event.id,
+        });
+      });
+    },
+  };
+}
+
+/** Where a processor event moves the subscription from `current`. */
+function nextStatus(current: SubscriptionStatus, event: ProcessorEvent): SubscriptionStatus {
+  switch (event.kind) {
+    case 'subscription':
+      return event.status;
+    case 'invoice_failed':
+      return current === 'active' ? 'past_due' : current;
+    case 'invoice_paid':
+      return current === 'past_due' ? 'active' : current;
+    default:
+      return current;
+  }
+}
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
