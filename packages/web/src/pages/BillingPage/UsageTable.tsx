@@ -13,7 +13,7 @@ export function UsageTable({ usage }: { usage: Usage }) {
     return <Empty>No machines ran on this account since {since}.</Empty>;
   return (
     <div className="table-scroll">
-      <table>
+      <table aria-label="Usage">
         <caption className="hint">Hours since {since} (UTC), up to now.</caption>
         <thead>
           <tr>
