@@ -141,7 +141,8 @@ describe('the dashboard in Chromium: bundles and usage', () => {
     const sinceMonthStart = now.getTime() - Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
     const hours = Math.min(3, sinceMonthStart / 3_600_000).toFixed(1);
     await page.getByRole('link', { name: 'Billing' }).click();
-    const row = page.getByRole('row', { name: /Publisher/ });
+    // The usage table's row (the running bill above it names the Agent too).
+    const row = page.getByRole('table', { name: 'Usage' }).getByRole('row', { name: /Publisher/ });
     await expect
       .poll(() => row.innerText())
       .toMatch(new RegExp(`^Publisher\\s+Agent\\s+small\\s+eu\\s+${hours}\\s+0\\.0$`));

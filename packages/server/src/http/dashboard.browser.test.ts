@@ -79,6 +79,8 @@ describe('the dashboard in Chromium', () => {
       .poll(() => page.getByTestId('subscription-state').innerText())
       .toContain('inactive');
     await page.getByRole('button', { name: 'Activate subscription' }).click();
+    // The slot prices first, then the confirmation (dashboard-billing.browser.test.ts).
+    await page.getByRole('button', { name: 'Confirm activation' }).click();
     await expect
       .poll(() => page.getByTestId('subscription-state').innerText())
       .toContain('is active');
