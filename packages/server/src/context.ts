@@ -33,7 +33,7 @@ import { type AuditService, createAuditService } from './audit/audit.service.js'
 import { type BillingService, createBillingService } from './billing/billing.service.js';
 import { createPaymentProcessor } from './billing/create-payment-processor.js';
 import { invoicesJobs } from './billing/invoices.jobs.js';
-import { paymentJobs } from './billing/payment.jobs.js';
+import { paymentJobs, syncSubscriptionLater } from './billing/payment.jobs.js';
 import type { PaymentProcessor } from './billing/payment-processor.js';
 import {
   createSubscriptionService,
@@ -181,6 +181,9 @@ export async function createContext(
     mail,
     emailVerification: config.mail.emailVerification,
     ...passwordCost,
+    accountDeleted: async (tx, accountId) => {
+      await syncSubscriptionLater(tx, jobs, accountId);
+    },
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
   const tokenCipher = new TokenCipher(secrets.encryption);
@@ -256,6 +259,7 @@ export async function createContext(
     ...paymentJobs({
       database,
       clock,
+      jobs,
       processor: paymentProcessor,
       prices: config.billing.prices,
       log: billingLog,

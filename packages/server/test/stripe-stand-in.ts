@@ -24,6 +24,11 @@ export class StripeStandIn {
   readonly events: Stripe.Event[] = [];
   down = false;
   declinePayments = false;
+  /**
+   * Requests (`POST subscriptions`) that are carried out but whose answer is lost: the
+   * connection drops, the SDK's retry with the same idempotency key too.
+   */
+  readonly loseAnswersTo = new Set<string>();
   #server: Server | undefined;
   #ids = 0;
   #idempotent = new Map<string, { status: number; body: Obj }>();
@@ -101,6 +106,10 @@ export class StripeStandIn {
     };
     const key = req.headers['idempotency-key'];
     const remembered = typeof key === 'string' ? this.#idempotent.get(key) : undefined;
+    if (remembered && this.loseAnswersTo.has(`${method} ${url.pathname.split('/')[2]}`)) {
+      req.socket.destroy();
+      return;
+    }
     if (remembered) return send(remembered.status, remembered.body);
     let answer: { status: number; body: Obj };
     try {
@@ -113,6 +122,10 @@ export class StripeStandIn {
       };
     }
     if (typeof key === 'string' && method === 'POST') this.#idempotent.set(key, answer);
+    if (this.loseAnswersTo.has(`${method} ${url.pathname.split('/')[2]}`)) {
+      req.socket.destroy();
+      return;
+    }
     send(answer.status, answer.body);
   }
 
@@ -137,6 +150,8 @@ export class StripeStandIn {
         });
       case 'GET prices': {
         const keys = toArray(p.lookup_keys);
+        // As Stripe: at most ten lookup keys a request.
+        if (keys.length > 10) throw new Error('lookup_keys: at most 10 keys');
         return list([...this.prices.values()].filter((price) => keys.includes(price.lookup_key)));
       }
       case 'POST prices': {

@@ -27,6 +27,11 @@ export interface AccountsDeps {
   /** `EMAIL_VERIFICATION`: whether machines and publishing wait for a verified address. */
   readonly emailVerification: EmailVerificationMode;
   readonly passwordCost?: Argon2Cost;
+  /**
+   * In the transaction that deletes an account: billing ends what the payment processor still
+   * holds for it (a live subscription would go on charging).
+   */
+  readonly accountDeleted: (tx: Executor, accountId: string) => Promise<void>;
 }
 
 /** Users, organizations and their members (subscriptions: billing/subscription.service.ts). */
@@ -39,6 +44,7 @@ export function createAccountsService({
   mail,
   emailVerification,
   passwordCost = ARGON2_DEFAULTS,
+  accountDeleted,
 }: AccountsDeps) {
   const { db } = database;
   const { requireOrganization } = membership;
@@ -285,6 +291,7 @@ export function createAccountsService({
               'Your account gained something while it was being deleted: try again',
             ),
           );
+        await accountDeleted(tx, personal);
       });
     },
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/database.js';
+import type { Database, Executor } from '../db/database.js';
 
 /** An account's customer (and subscription, once it has one) at the payment processor. */
 export const findBillingCustomer = (db: Executor, accountId: string) =>
@@ -8,17 +8,22 @@ export const findBillingCustomer = (db: Executor, accountId: string) =>
     .where('accountId', '=', accountId)
     .executeTakeFirst();
 
-/** Records the processor's customer of an account (a repeat with the same customer is harmless). */
+/**
+ * Records the processor's customer of an account, unless one is recorded already; returns the
+ * one recorded (a concurrent first try may have recorded its own).
+ */
 export async function saveCustomer(
   db: Executor,
   row: { accountId: string; provider: string; customerId: string },
   at: Date,
-): Promise<void> {
+): Promise<string> {
   await db
     .insertInto('billingCustomers')
     .values({ ...row, createdAt: at })
-    .onConflict((c) => c.column('accountId').doUpdateSet({ customerId: row.customerId }))
+    .onConflict((c) => c.column('accountId').doNothing())
     .execute();
+  const saved = await findBillingCustomer(db, row.accountId);
+  return saved?.customerId ?? row.customerId;
 }
 
 /** The account's subscription is now this one: its events speak for the account from now on. */
@@ -32,21 +37,35 @@ export const saveSubscription = (db: Executor, accountId: string, subscriptionId
     )
     .execute();
 
-/** Forgets the account's subscription; returns the one it had. */
-export async function detachSubscription(tx: Executor, accountId: string): Promise<string | null> {
-  const row = await tx
-    .selectFrom('billingCustomers')
-    .select('subscriptionId')
-    .where('accountId', '=', accountId)
-    .forUpdate()
-    .executeTakeFirst();
-  if (!row?.subscriptionId) return null;
+/**
+ * Records the subscription a job made or found, unless the account was deactivated (or deleted)
+ * meanwhile; false then. The account's row stays locked till commit, so a deactivation either
+ * comes before (nothing recorded) or after (it detaches this subscription).
+ */
+export const saveSubscriptionUnlessInactive = (
+  database: Database,
+  accountId: string,
+  subscriptionId: string,
+) =>
+  database.transaction(async (tx) => {
+    const account = await tx
+      .selectFrom('accounts')
+      .select('subscriptionStatus')
+      .where('id', '=', accountId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!account || account.subscriptionStatus === 'inactive') return false;
+    await saveSubscription(tx, accountId, subscriptionId);
+    return true;
+  });
+
+/** Forgets the account's subscription: its events no longer speak for the account. */
+export async function detachSubscription(tx: Executor, accountId: string): Promise<void> {
   await tx
     .updateTable('billingCustomers')
     .set({ subscriptionId: null, statusEventAt: null })
     .where('accountId', '=', accountId)
     .execute();
-  return row.subscriptionId;
 }
 
 /** The row a processor event is about (by customer or subscription), locked for the event. */

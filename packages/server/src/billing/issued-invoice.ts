@@ -2,11 +2,11 @@ import type { Executor } from '../db/database.js';
 import { findInvoice, invoiceLines, markInvoicePaid } from './invoices.repo.js';
 import type { IssuedInvoice } from './payment-processor.js';
 
-/** An issued invoice with its lines, as a payment processor collects it; undefined if none. */
+/** An issued invoice with its lines and status, as a payment processor collects it. */
 export async function loadIssuedInvoice(
   db: Executor,
   number: number,
-): Promise<IssuedInvoice | undefined> {
+): Promise<(IssuedInvoice & { status: 'open' | 'paid' }) | undefined> {
   const invoice = await findInvoice(db, number);
   if (!invoice) return undefined;
   const account = await db

@@ -62,22 +62,29 @@ export type ProcessorEvent = {
  */
 export interface PaymentProcessor {
   readonly kind: 'none' | 'stripe';
-  /** The account's subscription starts: a customer and a subscription at the processor. */
+  /**
+   * Activation, while the caller waits: the processor's customer and, once the account has
+   * slots, its subscription of them, recorded for the account. Returns where the subscription
+   * stands and the one recorded (null: none yet).
+   */
   activateSubscription(account: {
     id: string;
     name: string;
     slots: readonly SlotQuantity[];
-  }): Promise<{ status: SubscriptionStatus }>;
+  }): Promise<{ status: SubscriptionStatus; subscriptionId: string | null }>;
   /**
    * Inside the deactivating transaction: the processor's subscription stops speaking for the
-   * account (its later events change nothing). Returns what `cancelSubscription` then ends, in a
-   * job; null when there is nothing to end.
+   * account (its later events change nothing); `endSubscriptions` then ends it, in a job.
    */
-  detachSubscription(tx: Executor, accountId: string): Promise<string | null>;
-  /** Ends a detached subscription at the processor (job); one already ended is no error. */
-  cancelSubscription(accountId: string, subscriptionId: string): Promise<void>;
-  /** The slot quantities per cell of an account with a subscription changed (job). */
+  detachSubscription(tx: Executor, accountId: string): Promise<void>;
+  /**
+   * Job, for an account whose subscription is not inactive: the processor's subscription has
+   * the slots as its items, made if missing. A subscription made or found here is recorded only
+   * while the account is still not inactive.
+   */
   syncSlots(account: { id: string; name: string }, slots: readonly SlotQuantity[]): Promise<void>;
+  /** Job, for an inactive or deleted account: every live subscription of it is cancelled. */
+  endSubscriptions(accountId: string): Promise<void>;
   /**
    * An invoice was issued: collect it (job). Returns the processor's invoice that collects it,
    * if any, and whether it is settled already (nothing left for the processor to charge).
@@ -100,9 +107,9 @@ export class ProcessorUnavailable extends Error {
 /** `BILLING_PROVIDER=none`: subscriptions just start and end; the operator marks invoices paid. */
 export const noPaymentProcessor: PaymentProcessor = {
   kind: 'none',
-  activateSubscription: async () => ({ status: 'active' }),
-  detachSubscription: async () => null,
-  cancelSubscription: async () => {},
+  activateSubscription: async () => ({ status: 'active', subscriptionId: null }),
+  detachSubscription: async () => {},
   syncSlots: async () => {},
+  endSubscriptions: async () => {},
   collectInvoice: async () => ({ providerInvoiceId: null, settled: false }),
 };

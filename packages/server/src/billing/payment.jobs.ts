@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
-import { defineJob } from '../jobs/job.js';
+import { defineJob, type JobRun } from '../jobs/job.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import { withBillingLease } from './billing-lease.repo.js';
 import { loadIssuedInvoice, recordCollection } from './issued-invoice.js';
 import type { PaymentProcessor } from './payment-processor.js';
 import type { Prices } from './price-book.js';
@@ -10,51 +12,112 @@ import { slotQuantities } from './slot-quantities.js';
 
 /** The payment processor's jobs, by name. */
 export const BILLING_JOBS = {
-  syncSlots: 'billing.sync-slots',
-  cancelSubscription: 'billing.cancel-subscription',
+  syncSubscription: 'billing.sync-subscription',
+  syncAll: 'billing.sync-all',
   collectInvoice: 'billing.collect-invoice',
 } as const;
+
+type Jobs = Pick<JobQueue, 'enqueue'>;
+
+/**
+ * The processor's subscription of the account follows it (a slot change, a deactivation, a
+ * deletion, a failed activation): enqueued in the transaction of the change. One queued job per
+ * account is enough: it reads the account when it runs.
+ */
+export const syncSubscriptionLater = (
+  tx: Parameters<Jobs['enqueue']>[0],
+  jobs: Jobs,
+  accountId: string,
+) => jobs.enqueue(tx, BILLING_JOBS.syncSubscription, { accountId }, { singletonKey: accountId });
 
 /**
  * A processor that cannot be reached fails the attempt; it is retried with backoff, from 30 s
  * doubling with jitter, ten times (the last about eight hours after the first failure). Each run
- * starts from what the database says now, so a late run does the latest work, once.
+ * starts from what the database says now, so a late run does the latest work, once; the daily
+ * sweep (`billing.sync-all`) catches what the last retry still could not do.
  */
 const RETRIES = { retryLimit: 10, retryDelaySeconds: 30, expireInSeconds: 300 } as const;
+
+/** How long a job waits for another process's work on the same account before retrying. */
+const LEASE_WAIT_MS = 30_000;
+
+/** Accounts read per page by the sweep. */
+const SWEEP_PAGE = 500;
 
 export function paymentJobs(deps: {
   database: Database;
   clock: Clock;
+  jobs: Jobs;
   processor: PaymentProcessor;
   prices: Prices;
   log: Logger;
 }) {
-  const { database, processor } = deps;
+  const { database, processor, log } = deps;
+
+  /** A failure on the last attempt is logged as an error: only the daily sweep is left. */
+  async function reportingGiveUp(run: JobRun, what: object, work: () => Promise<void>) {
+    try {
+      await work();
+    } catch (error) {
+      if (run.isLastAttempt) {
+        log.error({ ...what, err: error }, 'payment processor work gave up after its retries');
+      }
+      throw error;
+    }
+  }
+
   return [
-    /** The subscription's items follow the account's slots (while it has a subscription). */
+    /**
+     * An account whose subscription is not inactive: the processor's subscription has its slots.
+     * An inactive or deleted one: no live subscription at the processor.
+     */
     defineJob({
-      name: BILLING_JOBS.syncSlots,
+      name: BILLING_JOBS.syncSubscription,
       payload: z.object({ accountId: z.uuid() }),
       ...RETRIES,
-      async run({ accountId }) {
-        const account = await database.db
-          .selectFrom('accounts')
-          .select(['id', 'name', 'subscriptionStatus'])
-          .where('id', '=', accountId)
-          .executeTakeFirst();
-        if (!account || account.subscriptionStatus === 'inactive') return;
-        const slots = await slotQuantities(database.db, accountId, deps.prices);
-        await processor.syncSlots(account, slots);
-        deps.log.info({ accountId, cells: slots.length }, 'slots synced to the payment processor');
-      },
+      run: ({ accountId }, run) =>
+        reportingGiveUp(run, { accountId }, () =>
+          withBillingLease(deps, accountId, LEASE_WAIT_MS, async () => {
+            const account = await database.db
+              .selectFrom('accounts')
+              .select(['id', 'name', 'subscriptionStatus'])
+              .where('id', '=', accountId)
+              .executeTakeFirst();
+            if (!account || account.subscriptionStatus === 'inactive') {
+              await processor.endSubscriptions(accountId);
+              log.info({ accountId }, 'no live subscription at the payment processor');
+              return;
+            }
+            const slots = await slotQuantities(database.db, accountId, deps.prices);
+            await processor.syncSlots(account, slots);
+            log.info({ accountId, cells: slots.length }, 'slots synced to the payment processor');
+          }),
+        ),
     }),
+    /** Daily, with a processor: every account it knows is synced again. */
     defineJob({
-      name: BILLING_JOBS.cancelSubscription,
-      payload: z.object({ accountId: z.uuid(), subscriptionId: z.string().min(1) }),
-      ...RETRIES,
-      async run({ accountId, subscriptionId }) {
-        await processor.cancelSubscription(accountId, subscriptionId);
-        deps.log.info({ accountId, subscriptionId }, 'subscription cancelled at the processor');
+      name: BILLING_JOBS.syncAll,
+      payload: z.object({}),
+      cron: '23 3 * * *',
+      retryLimit: 0,
+      concurrency: 1,
+      async run() {
+        if (processor.kind === 'none') return;
+        let after: string | undefined;
+        for (;;) {
+          let query = database.db
+            .selectFrom('billingCustomers')
+            .select('accountId')
+            .orderBy('accountId')
+            .limit(SWEEP_PAGE);
+          if (after) query = query.where('accountId', '>', after);
+          const page = await query.execute();
+          if (page.length === 0) break;
+          await database.transaction(async (tx) => {
+            for (const { accountId } of page) await syncSubscriptionLater(tx, deps.jobs, accountId);
+          });
+          after = (page.at(-1) as { accountId: string }).accountId;
+        }
       },
     }),
     /** Enqueued when an invoice is issued: the processor charges what it must. */
@@ -62,13 +125,16 @@ export function paymentJobs(deps: {
       name: BILLING_JOBS.collectInvoice,
       payload: z.object({ number: z.number().int().positive() }),
       ...RETRIES,
-      async run({ number }) {
-        const invoice = await loadIssuedInvoice(database.db, number);
-        if (!invoice) throw new Error(`invoice ${number} not found`);
-        const outcome = await processor.collectInvoice(invoice);
-        await recordCollection(database.db, number, outcome, deps.clock.now());
-        deps.log.info({ number, ...outcome }, 'invoice handed to the payment processor');
-      },
+      run: ({ number }, run) =>
+        reportingGiveUp(run, { number }, async () => {
+          const invoice = await loadIssuedInvoice(database.db, number);
+          if (!invoice) throw new Error(`invoice ${number} not found`);
+          // Paid meanwhile (the operator recorded a payment): nothing to charge.
+          if (invoice.status !== 'open') return;
+          const outcome = await processor.collectInvoice(invoice);
+          await recordCollection(database.db, number, outcome, deps.clock.now());
+          log.info({ number, ...outcome }, 'invoice handed to the payment processor');
+        }),
     }),
   ];
 }

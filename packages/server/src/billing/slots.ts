@@ -4,15 +4,11 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { BILLING_JOBS } from './payment.jobs.js';
+import { syncSubscriptionLater } from './payment.jobs.js';
 
 export type Product = 'agent' | 'plain_vm';
 
 type Jobs = Pick<JobQueue, 'enqueue'>;
-
-/** The payment processor's subscription follows the slots: its sync commits with the change. */
-const syncSlotsLater = (tx: Executor, jobs: Jobs, accountId: string) =>
-  jobs.enqueue(tx, BILLING_JOBS.syncSlots, { accountId });
 
 export interface SlotKind {
   readonly accountId: string;
@@ -64,7 +60,8 @@ export async function takeSlot(
     .insertInto('subscriptionSlots')
     .values({ id: slotId, ...kind, createdAt: at })
     .execute();
-  await syncSlotsLater(tx, jobs, kind.accountId);
+  // The payment processor's subscription follows the slots: its sync commits with the change.
+  await syncSubscriptionLater(tx, jobs, kind.accountId);
   return { slotId, addedNewSlot: true };
 }
 
@@ -104,7 +101,7 @@ export async function removeSlot(
     .set({ removedAt: at })
     .where('id', '=', slotId)
     .execute();
-  await syncSlotsLater(tx, jobs, accountId);
+  await syncSubscriptionLater(tx, jobs, accountId);
   return 'removed';
 }
 

@@ -1,11 +1,13 @@
 import type { Region, Size } from '@svc/contract';
+import { sql } from 'kysely';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StripeStandIn } from '../../test/stripe-stand-in.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
-import { BILLING_JOBS } from './payment.jobs.js';
+import { BILLING_JOBS, syncSubscriptionLater } from './payment.jobs.js';
+import { slotQuantities } from './slot-quantities.js';
 import { removeSlot, takeSlot } from './slots.js';
 import { nextMonthStart } from './stripe-processor.js';
 
@@ -52,14 +54,20 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     return { client, accountId: account.id };
   }
 
-  const insertSlots = (accountId: string, size: Size, region: Region, count: number) =>
+  const insertSlots = (
+    accountId: string,
+    size: Size,
+    region: Region,
+    count: number,
+    product: 'agent' | 'plain_vm' = 'agent',
+  ) =>
     db()
       .insertInto('subscriptionSlots')
       .values(
         Array.from({ length: count }, () => ({
           id: crypto.randomUUID(),
           accountId,
-          product: 'agent' as const,
+          product,
           size,
           region,
           createdAt: t.clock.now(),
@@ -174,6 +182,10 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       t.ctx.jobs.enqueue(tx, BILLING_JOBS.collectInvoice, { number }),
     );
 
+  const jobState = async (id: string | null) =>
+    (await sql<{ state: string }>`select state from pgboss.job where id = ${id}`.execute(db()))
+      .rows[0]?.state;
+
   const invoiceRow = (number: number) =>
     db().selectFrom('invoices').selectAll().where('number', '=', number).executeTakeFirstOrThrow();
 
@@ -276,6 +288,24 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     expect(await status(accountId)).toBe('past_due');
     expect((await invoiceRow(number)).status).toBe('open');
 
+    // Collecting again (a retry after a lost answer) finds the Stripe invoice: no second one,
+    // no item twice.
+    await collect(number);
+    await waitFor(
+      () =>
+        t.logs
+          .entries()
+          .filter((e) => e.msg === 'invoice handed to the payment processor' && e.number === number)
+          .length === 2,
+      15_000,
+      'collected again',
+    );
+    expect(
+      [...standIn.invoiceItems.values()].filter(
+        (i) => i.metadata.svcInvoiceNumber === String(number),
+      ),
+    ).toHaveLength(2);
+
     const paid = standIn.pay(providerInvoiceId);
     expect((await deliver(paid)).body).toEqual({ received: true });
     expect(await status(accountId)).toBe('active');
@@ -305,22 +335,11 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       .execute();
     expect(recorded).toHaveLength(2);
 
-    // Collecting again finds the Stripe invoice: no second one, no item twice.
-    await collect(number);
-    await waitFor(
-      () =>
-        t.logs
-          .entries()
-          .filter((e) => e.msg === 'invoice handed to the payment processor' && e.number === number)
-          .length === 2,
-      15_000,
-      'collected again',
-    );
-    expect(
-      [...standIn.invoiceItems.values()].filter(
-        (i) => i.metadata.svcInvoiceNumber === String(number),
-      ),
-    ).toHaveLength(2);
+    // Paid: collecting it again asks Stripe nothing.
+    const requests = standIn.requests.length;
+    const job = await collect(number);
+    await waitFor(async () => (await jobState(job)) === 'completed', 15_000, 'collected again');
+    expect(standIn.requests.length).toBe(requests);
   });
 
   it('applies subscription events in the order they happened, whatever order they come in', async () => {
@@ -426,6 +445,71 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     expect(await status(accountId)).toBe('inactive');
   });
 
+  it('activates with a slot in every cell: twelve prices, looked up ten at a time', async () => {
+    const { client, accountId } = await signUp();
+    for (const product of ['agent', 'plain_vm'] as const) {
+      for (const size of ['small', 'medium', 'large'] as const) {
+        for (const region of ['us', 'eu'] as const) {
+          await insertSlots(accountId, size, region, 1, product);
+        }
+      }
+    }
+    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    const items = quantities(await subscriptionOf(accountId));
+    expect(Object.keys(items)).toHaveLength(12);
+    expect(Object.values(items)).toEqual(Array(12).fill(1));
+  });
+
+  it('a sync for an account that is inactive records no subscription, and the next sync cancels what it made', async () => {
+    const { accountId } = await signUp();
+    await insertSlots(accountId, 'small', 'eu', 1);
+    const slots = await slotQuantities(db(), accountId, t.ctx.config.billing.prices);
+    // As a sync job would that read the account just before its deactivation.
+    await t.ctx.paymentProcessor.syncSlots({ id: accountId, name: 'Late' }, slots);
+    const made = [...standIn.subscriptions.values()].filter(
+      (sub) => sub.metadata.accountId === accountId,
+    );
+    expect(made.map((sub) => sub.status)).toEqual(['active']);
+    expect(await subscriptionOf(accountId)).toBeUndefined();
+    expect(await status(accountId)).toBe('inactive');
+    await t.ctx.database.transaction((tx) => syncSubscriptionLater(tx, t.ctx.jobs, accountId));
+    await waitFor(() => made[0]?.status === 'canceled', 15_000, 'cancelled');
+  });
+
+  it('an activation whose answer from Stripe is lost answers 503, stays inactive, and what Stripe made is cancelled', async () => {
+    const { client, accountId } = await signUp();
+    await insertSlots(accountId, 'medium', 'eu', 1);
+    standIn.loseAnswersTo.add('POST subscriptions');
+    try {
+      const res = await client.post(`/api/accounts/${accountId}/subscription`);
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('billing_unavailable');
+    } finally {
+      standIn.loseAnswersTo.delete('POST subscriptions');
+    }
+    expect(await status(accountId)).toBe('inactive');
+    const made = [...standIn.subscriptions.values()].filter(
+      (sub) => sub.metadata.accountId === accountId,
+    );
+    expect(made).toHaveLength(1);
+    await waitFor(() => made[0]?.status === 'canceled', 15_000, 'cancelled');
+    expect(await status(accountId)).toBe('inactive');
+  });
+
+  it('deleting the account cancels its subscription at Stripe', async () => {
+    const { client, accountId } = await signUp();
+    await insertSlots(accountId, 'large', 'us', 1);
+    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    const sub = (await subscriptionOf(accountId)) as Record<string, unknown>;
+    expect(sub.status).toBe('active');
+    expect((await client.delete('/api/me')).status).toBe(204);
+    await waitFor(
+      () => standIn.subscriptions.get(sub.id as string)?.status === 'canceled',
+      15_000,
+      'cancelled',
+    );
+  });
+
   it('with Stripe down: activation answers 503 and changes nothing; sync and collect jobs fail, then complete once it is back', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'eu', 1);
@@ -448,13 +532,13 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
           .execute(),
       ).toEqual([]);
 
-      const syncFailures = jobFailures(BILLING_JOBS.syncSlots);
+      const syncFailures = jobFailures(BILLING_JOBS.syncSubscription);
       const collectFailures = jobFailures(BILLING_JOBS.collectInvoice);
       const kind = { accountId, product: 'plain_vm', size: 'small', region: 'eu' } as const;
       await t.ctx.database.transaction((tx) => takeSlot(tx, kind, t.clock.now(), t.ctx.jobs));
       await collect(number);
       await waitFor(
-        () => jobFailures(BILLING_JOBS.syncSlots) > syncFailures,
+        () => jobFailures(BILLING_JOBS.syncSubscription) > syncFailures,
         30_000,
         'sync failed',
       );

@@ -37,6 +37,8 @@ const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
 };
 const ENDED = new Set(['canceled', 'incomplete_expired']);
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** `svc_agent_small_eu_monthly`: the lookup key of a cell's monthly slot price. */
 export const slotLookupKey = (cell: Pick<SlotQuantity, 'product' | 'size' | 'region'>) =>
   `svc_${cell.product}_${cell.size}_${cell.region}_monthly`;
@@ -66,25 +68,33 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     }),
   });
 
+  /** The account's customer made by an earlier try whose answer was lost, if any. */
+  async function searchCustomer(accountId: string) {
+    // Ids are UUIDs (validated at every entry): nothing in them can change the query.
+    if (!UUID.test(accountId)) throw new Error(`not an account id: ${accountId}`);
+    const found = await stripe.customers.search({
+      query: `metadata['accountId']:'${accountId}'`,
+      limit: 1,
+    });
+    return found.data[0];
+  }
+
   async function ensureCustomer(account: { id: string; name: string }): Promise<string> {
     const row = await customers.findBillingCustomer(database.db, account.id);
     if (row) return row.customerId;
-    const found = await stripe.customers.search({
-      query: `metadata['accountId']:'${account.id}'`,
-      limit: 1,
-    });
     const customer =
-      found.data[0] ??
+      (await searchCustomer(account.id)) ??
       (await stripe.customers.create(
         { name: account.name, metadata: { accountId: account.id } },
+        // The name is not part of the key's request on purpose: a rename between two tries
+        // would make Stripe refuse the second as a different request.
         { idempotencyKey: `svc-customer-${account.id}` },
       ));
-    await customers.saveCustomer(
+    return customers.saveCustomer(
       database.db,
       { accountId: account.id, provider: 'stripe', customerId: customer.id },
       clock.now(),
     );
-    return customer.id;
   }
 
   /** The price of each cell's slot, made (or replaced, if the book changed) when missing. */
@@ -92,10 +102,19 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     const keys = slots.map(slotLookupKey);
     const ids = new Map<string, string>();
     if (keys.length === 0) return ids;
-    const existing = await stripe.prices.list({ lookup_keys: keys, active: true, limit: 100 });
+    const existing: Stripe.Price[] = [];
+    // Stripe takes at most ten lookup keys a request.
+    for (let i = 0; i < keys.length; i += 10) {
+      const page = await stripe.prices.list({
+        lookup_keys: keys.slice(i, i + 10),
+        active: true,
+        limit: 100,
+      });
+      existing.push(...page.data);
+    }
     for (const slot of slots) {
       const key = slotLookupKey(slot);
-      const price = existing.data.find(
+      const price = existing.find(
         (p) =>
           p.lookup_key === key &&
           p.unit_amount === slot.monthly &&
@@ -124,8 +143,10 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
   async function liveSubscription(accountId: string, customerId: string) {
     const row = await customers.findBillingCustomer(database.db, accountId);
     if (row?.subscriptionId) {
-      const sub = await stripe.subscriptions.retrieve(row.subscriptionId);
-      if (!ENDED.has(sub.status)) return { sub, recorded: true };
+      const sub = await stripe.subscriptions
+        .retrieve(row.subscriptionId)
+        .catch(notFoundAsUndefined);
+      if (sub && !ENDED.has(sub.status)) return { sub, recorded: true };
     }
     const list = await stripe.subscriptions.list({
       customer: customerId,
@@ -166,11 +187,17 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     });
   }
 
-  /** Customer, then subscription (once there are slots), then its items: what activation needs. */
+  /**
+   * Customer, then subscription (once there are slots), then its items. `record`: `always`
+   * (activation, which then checks that its subscription is still the account's) or
+   * `unless_inactive` (a job: an account deactivated meanwhile keeps none; the job its
+   * deactivation enqueued ends what this made).
+   */
   async function reconcile(
     account: { id: string; name: string },
     slots: readonly SlotQuantity[],
-  ): Promise<SubscriptionStatus> {
+    record: 'always' | 'unless_inactive',
+  ): Promise<{ status: SubscriptionStatus; subscriptionId: string | null }> {
     const customerId = await ensureCustomer(account);
     const live = await liveSubscription(account.id, customerId);
     let sub = live.sub;
@@ -179,7 +206,7 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     } else {
       const wanted = slots.filter((slot) => slot.quantity > 0);
       // No slot yet: the subscription comes with the first one (Stripe wants an item).
-      if (wanted.length === 0) return 'active';
+      if (wanted.length === 0) return { status: 'active', subscriptionId: null };
       const prices = await slotPrices(wanted);
       const params: Stripe.SubscriptionCreateParams = {
         customer: customerId,
@@ -193,14 +220,22 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
         payment_behavior: 'allow_incomplete',
         metadata: { accountId: account.id },
       };
-      // The n-th subscription of the customer with these items: two tries make one.
+      // The n-th subscription of the customer with these items: two tries make one (one
+      // process at a time reconciles an account: billing-lease.repo.ts).
       const digest = createHash('sha256').update(JSON.stringify(params)).digest('hex');
       sub = await stripe.subscriptions.create(params, {
         idempotencyKey: `svc-subscription-${account.id}-${live.count ?? 0}-${digest.slice(0, 16)}`,
       });
     }
-    if (!live.recorded) await customers.saveSubscription(database.db, account.id, sub.id);
-    return STATUS[sub.status] ?? 'past_due';
+    const status = STATUS[sub.status] ?? 'past_due';
+    if (!live.recorded) {
+      if (record === 'always') {
+        await customers.saveSubscription(database.db, account.id, sub.id);
+      } else if (!(await customers.saveSubscriptionUnlessInactive(database, account.id, sub.id))) {
+        return { status: 'inactive', subscriptionId: null };
+      }
+    }
+    return { status, subscriptionId: sub.id };
   }
 
   /** The Stripe invoice that collects service invoice `number`, made (as a draft) if missing. */
@@ -210,9 +245,9 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     subscription?: string,
   ) {
     const number = String(invoice.number);
-    const list = await stripe.invoices.list({ customer: customerId, limit: 100 });
-    const found = list.data.find((i) => i.metadata?.svcInvoiceNumber === number);
-    if (found) return found;
+    for await (const found of stripe.invoices.list({ customer: customerId, limit: 100 })) {
+      if (found.metadata?.svcInvoiceNumber === number) return found;
+    }
     return stripe.invoices.create(
       {
         customer: customerId,
@@ -232,23 +267,28 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     kind: 'stripe',
 
     activateSubscription: (account) =>
-      unavailableOnFailure(async () => ({ status: await reconcile(account, account.slots) })),
+      unavailableOnFailure(() => reconcile(account, account.slots, 'always')),
 
     detachSubscription: (tx, accountId) => customers.detachSubscription(tx, accountId),
 
-    cancelSubscription: (accountId, subscriptionId) =>
-      unavailableOnFailure(async () => {
-        const row = await customers.findBillingCustomer(database.db, accountId);
-        // Activated again meanwhile, and this subscription taken up again: it stays.
-        if (row?.subscriptionId === subscriptionId) return;
-        const sub = await stripe.subscriptions.retrieve(subscriptionId).catch(notFoundAsUndefined);
-        if (!sub || ENDED.has(sub.status)) return;
-        await stripe.subscriptions.cancel(subscriptionId, { invoice_now: true, prorate: true });
-      }),
-
     syncSlots: (account, slots) =>
       unavailableOnFailure(async () => {
-        await reconcile(account, slots);
+        await reconcile(account, slots, 'unless_inactive');
+      }),
+
+    endSubscriptions: (accountId) =>
+      unavailableOnFailure(async () => {
+        const row = await customers.findBillingCustomer(database.db, accountId);
+        const customerId = row?.customerId ?? (await searchCustomer(accountId))?.id;
+        if (!customerId) return;
+        for await (const sub of stripe.subscriptions.list({
+          customer: customerId,
+          status: 'all',
+          limit: 100,
+        })) {
+          if (ENDED.has(sub.status) || sub.metadata.accountId !== accountId) continue;
+          await stripe.subscriptions.cancel(sub.id, { invoice_now: true, prorate: true });
+        }
       }),
 
     collectInvoice: (invoice) =>
@@ -329,20 +369,22 @@ function toProcessorEvent(event: Stripe.Event): ProcessorEvent {
     case 'invoice.paid':
     case 'invoice.payment_failed': {
       const invoice = event.data.object;
-      const numbers = [
-        invoice.metadata?.svcInvoiceNumber,
-        ...(invoice.lines?.data ?? []).map((line) => line.metadata?.svcInvoiceNumber),
-      ]
-        .map(Number)
-        .filter((n) => Number.isSafeInteger(n) && n > 0);
-      const subscription = invoice.parent?.subscription_details?.subscription;
+      // Only the invoice's own metadata names the service's invoice it collects (the service
+      // set it when it made the invoice); its lines' metadata is not read.
+      const number = Number(invoice.metadata?.svcInvoiceNumber);
+      const numbers = Number.isSafeInteger(number) && number > 0 ? [number] : [];
+      // `parent.subscription_details` since API version 2025-03-31; `subscription` before it,
+      // for a webhook endpoint pinned to an older version.
+      const subscription =
+        invoice.parent?.subscription_details?.subscription ??
+        (invoice as { subscription?: string | { id?: string } | null }).subscription;
       return {
         ...base,
         kind: event.type === 'invoice.paid' ? 'invoice_paid' : 'invoice_failed',
         customerId: idOf(invoice.customer),
         subscriptionId: subscription ? idOf(subscription) : null,
         providerInvoiceId: invoice.id ?? '',
-        invoiceNumbers: [...new Set(numbers)],
+        invoiceNumbers: numbers,
       };
     }
     default:
@@ -370,8 +412,11 @@ async function unavailableOnFailure<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof Stripe.errors.StripeError) {
-      const detail =
-        error instanceof Stripe.errors.StripeAuthenticationError ? '' : `: ${error.message}`;
+      // Authentication and permission errors quote part of the key: their message is left out.
+      const quotesKey =
+        error instanceof Stripe.errors.StripeAuthenticationError ||
+        error instanceof Stripe.errors.StripePermissionError;
+      const detail = quotesKey ? '' : `: ${error.message}`;
       throw new ProcessorUnavailable(
         `stripe ${error.type}${error.code ? ` ${error.code}` : ''} (${error.statusCode ?? 'no answer'})${detail}`,
       );

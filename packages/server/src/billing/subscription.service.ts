@@ -7,13 +7,17 @@ import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
 import * as customers from './billing-customers.repo.js';
+import { withBillingLease } from './billing-lease.repo.js';
 import { standingByInvoices } from './dunning.js';
 import { oldestOverdueDueAt } from './invoices.repo.js';
-import { BILLING_JOBS } from './payment.jobs.js';
+import { syncSubscriptionLater } from './payment.jobs.js';
 import type { PaymentProcessor, ProcessorEvent } from './payment-processor.js';
 import { ProcessorUnavailable } from './payment-processor.js';
 import type { Prices } from './price-book.js';
 import { slotQuantities } from './slot-quantities.js';
+
+/** How long an activation waits for another process's work on the account's subscription. */
+const ACTIVATION_WAIT_MS = 20_000;
 
 export interface SubscriptionDeps {
   readonly database: Database;
@@ -61,8 +65,9 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
     /**
      * Starts the subscription: refused (409 `invoices_overdue`) while an invoice is unpaid past
      * its due date and the grace period; the processor's customer and subscription are made
-     * while the caller waits (503 `billing_unavailable`, and nothing changes, if it cannot be
-     * reached).
+     * while the caller waits (503 `billing_unavailable` if it cannot be reached). The account
+     * stays inactive unless all of it succeeds; whatever the processor made for an activation
+     * that failed is ended by the sync job enqueued then.
      */
     async activate(actor: Actor, accountId: string) {
       const { account } = await deps.membership.requireMember(
@@ -79,25 +84,39 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
       ) {
         throw new AppError('invoices_overdue');
       }
-      const slots = await slotQuantities(database.db, accountId, deps.prices);
-      let status: SubscriptionStatus;
       try {
-        ({ status } = await processor.activateSubscription({
-          id: accountId,
-          name: account.name,
-          slots,
-        }));
+        return await withBillingLease(deps, accountId, ACTIVATION_WAIT_MS, async () => {
+          const slots = await slotQuantities(database.db, accountId, deps.prices);
+          const { status, subscriptionId } = await processor.activateSubscription({
+            id: accountId,
+            name: account.name,
+            slots,
+          });
+          return database.transaction(async (tx) => {
+            await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
+            // Deactivated while the processor was asked: the deactivation detached this
+            // subscription, and its job ends it.
+            if (
+              subscriptionId !== null &&
+              !(await customers.lockBillingCustomer(tx, { subscriptionId }))
+            ) {
+              throw new AppError('invalid_state', {
+                message: 'The subscription was deactivated meanwhile: activate it again',
+              });
+            }
+            const row = await setStatus(tx, accountId, status);
+            await audit(tx, actor, accountId, { active: true, status });
+            return row;
+          });
+        });
       } catch (error) {
+        await database
+          .transaction((tx) => syncSubscriptionLater(tx, deps.jobs, accountId))
+          .catch((err: unknown) => deps.log.error({ err, accountId }, 'sync not enqueued'));
         if (!(error instanceof ProcessorUnavailable)) throw error;
         deps.log.warn({ err: error, accountId }, 'payment processor unavailable: not activated');
         throw new AppError('billing_unavailable');
       }
-      return database.transaction(async (tx) => {
-        await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
-        const row = await setStatus(tx, accountId, status);
-        await audit(tx, actor, accountId, { active: true, status });
-        return row;
-      });
     },
 
     /** Ends the subscription now; the processor's subscription is cancelled by a job. */
@@ -105,13 +124,8 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
       return database.transaction(async (tx) => {
         await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
         const row = await setStatus(tx, accountId, 'inactive');
-        const subscriptionId = await processor.detachSubscription(tx, accountId);
-        if (subscriptionId) {
-          await deps.jobs.enqueue(tx, BILLING_JOBS.cancelSubscription, {
-            accountId,
-            subscriptionId,
-          });
-        }
+        await processor.detachSubscription(tx, accountId);
+        await syncSubscriptionLater(tx, deps.jobs, accountId);
         await audit(tx, actor, accountId, { active: false, status: 'inactive' });
         return row;
       });

@@ -221,6 +221,13 @@ export interface BillingCustomersTable {
   createdAt: Date;
 }
 
+/** One process at a time makes an account's processor subscription follow it (0017). */
+export interface BillingLeasesTable {
+  accountId: string;
+  holder: string;
+  heldUntil: Date;
+}
+
 export interface BillingEventsTable {
   id: string;
   type: string;
@@ -412,6 +419,7 @@ export interface DB {
   invoices: InvoicesTable;
   invoiceLines: InvoiceLinesTable;
   billingCustomers: BillingCustomersTable;
+  billingLeases: BillingLeasesTable;
   billingEvents: BillingEventsTable;
   vaultEntries: VaultEntriesTable;
   plainVms: PlainVmsTable;

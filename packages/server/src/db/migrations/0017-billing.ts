@@ -99,6 +99,15 @@ export async function up(db: AnyKysely): Promise<void> {
     .addColumn('status_event_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     .execute();
+  // Who is talking to the payment processor about an account now (a lease, so that one
+  // process at a time makes its subscription follow the account, across replicas, without
+  // holding a transaction over network calls).
+  await db.schema
+    .createTable('billing_leases')
+    .addColumn('account_id', 'uuid', (c) => c.primaryKey())
+    .addColumn('holder', 'text', (c) => c.notNull())
+    .addColumn('held_until', 'timestamptz', (c) => c.notNull())
+    .execute();
   // Webhook events already handled, by the processor's event id: a duplicate is acknowledged and
   // ignored. `occurred_at` orders events of one object, which may arrive in any order.
   await db.schema
@@ -113,6 +122,7 @@ export async function up(db: AnyKysely): Promise<void> {
 export async function down(db: AnyKysely): Promise<void> {
   for (const table of [
     'billing_events',
+    'billing_leases',
     'billing_customers',
     'invoice_lines',
     'invoices',
