@@ -124,5 +124,5 @@ export const markInvoicesPaid = (
         ...(match.numbers.length > 0 ? [eb('number', 'in', match.numbers)] : []),
       ]),
     )
-    .returning('number')
+    .returning(['number', 'total', 'currency'])
     .execute();

@@ -313,6 +313,15 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       status: 'paid',
       paidAt: new Date(paid.created * 1000),
     });
+    const paidAudit = await db()
+      .selectFrom('auditEvents')
+      .select('data')
+      .where('accountId', '=', accountId)
+      .where('action', '=', 'account.invoice_paid')
+      .execute();
+    expect(paidAudit.map((a) => a.data)).toEqual([
+      { number, total: 2640, currency: 'EUR', processorEvent: paid.id },
+    ]);
 
     // A duplicate delivery is acknowledged and applied once.
     const audits = async () =>

@@ -259,7 +259,8 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
         description: `Invoice ${number}: usage ${invoice.periodStart.toISOString().slice(0, 7)}`,
         metadata: { svcInvoiceNumber: number },
       },
-      { idempotencyKey: `svc-invoice-${number}` },
+      // Numbers restart with a new database: the customer makes the key this operator's own.
+      { idempotencyKey: `svc-invoice-${customerId}-${number}` },
     );
   }
 
@@ -306,8 +307,10 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
           row?.subscriptionId ?? undefined,
         );
         if (draft.status !== 'draft') return { providerInvoiceId: draft.id, settled: false };
-        const items = await stripe.invoiceItems.list({ invoice: draft.id, limit: 100 });
-        const sent = new Set(items.data.map((item) => item.metadata?.svcLinePosition));
+        const sent = new Set<string | undefined>();
+        for await (const item of stripe.invoiceItems.list({ invoice: draft.id, limit: 100 })) {
+          sent.add(item.metadata?.svcLinePosition);
+        }
         const period = {
           start: Math.floor(invoice.periodStart.getTime() / 1000),
           end: Math.floor(invoice.periodEnd.getTime() / 1000),
@@ -327,7 +330,7 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
                 svcLinePosition: String(line.position),
               },
             },
-            { idempotencyKey: `svc-invoice-${invoice.number}-line-${line.position}` },
+            { idempotencyKey: `svc-invoice-${draft.id}-line-${line.position}` },
           );
         }
         await stripe.invoices.finalizeInvoice(draft.id, { auto_advance: true });

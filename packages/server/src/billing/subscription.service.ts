@@ -104,6 +104,12 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
                 message: 'The subscription was deactivated meanwhile: activate it again',
               });
             }
+            // The standing just read from the processor: events from before it change nothing.
+            // Stripe stamps events to the second, so one of this very second still counts.
+            if (subscriptionId !== null) {
+              const second = Math.floor(clock.now().getTime() / 1000) * 1000;
+              await customers.setStatusEventAt(tx, accountId, new Date(second));
+            }
             const row = await setStatus(tx, accountId, status);
             await audit(tx, actor, accountId, { active: true, status });
             return row;
@@ -148,12 +154,32 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
         );
         if (!row) return;
         if (event.kind === 'invoice_paid') {
-          await customers.markInvoicesPaid(
+          const paid = await customers.markInvoicesPaid(
             tx,
             row.accountId,
             { numbers: event.invoiceNumbers, providerInvoiceId: event.providerInvoiceId },
             event.occurredAt,
           );
+          // As the operator's `invoice paid` records it, with the event that said so.
+          for (const invoice of paid) {
+            await recordAuditEvent(
+              tx,
+              {
+                accountId: row.accountId,
+                actorUserId: null,
+                action: 'account.invoice_paid',
+                resourceKind: 'account',
+                resourceId: row.accountId,
+                data: {
+                  number: invoice.number,
+                  total: Number(invoice.total),
+                  currency: invoice.currency,
+                  processorEvent: event.id,
+                },
+              },
+              clock.now(),
+            );
+          }
         }
         const aboutOther =
           event.kind !== 'subscription' &&

@@ -108,6 +108,24 @@ describe('loadConfig', () => {
     );
   });
 
+  it('needs both Stripe keys with BILLING_PROVIDER=stripe, and sends the key over HTTPS only (plain HTTP to this host)', () => {
+    const keys = { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x' };
+    expect(() => loadConfig({ BILLING_PROVIDER: 'stripe' })).toThrow(
+      /STRIPE_SECRET_KEY: required[\s\S]*STRIPE_WEBHOOK_SECRET: required/,
+    );
+    expect(loadConfig({ BILLING_PROVIDER: 'stripe', ...keys }).config.billing.provider).toEqual({
+      kind: 'stripe',
+    });
+    const local = { BILLING_PROVIDER: 'stripe', ...keys, STRIPE_API_URL: 'http://127.0.0.1:12111' };
+    expect(loadConfig(local).config.billing.provider).toEqual({
+      kind: 'stripe',
+      apiUrl: 'http://127.0.0.1:12111',
+    });
+    expect(() =>
+      loadConfig({ ...local, STRIPE_API_URL: 'http://stripe.internal.example:12111' }),
+    ).toThrow(/STRIPE_API_URL/);
+  });
+
   it('refuses to start in production without keys', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
       /ENCRYPTION_KEYS: required[\s\S]*HMAC_KEY: required/,

@@ -7,6 +7,12 @@ const optional = z
   .transform((value) => (value === '' ? undefined : value));
 const url = z.url({ protocol: /^https?$/ });
 const optionalUrl = optional.pipe(url.optional());
+/** A URL a secret travels to: HTTPS, or plain HTTP to this host only (a stand-in). */
+const secretBearingUrl = url.refine(
+  (value) =>
+    value.startsWith('https:') || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(value),
+  'an https:// URL (plain http:// only to this host)',
+);
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 const boolean = z
@@ -65,14 +71,7 @@ export const EnvSchema = z.object({
   INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
   // The token travels with every request: HTTPS, or plain HTTP to this host only (a stand-in).
-  HCLOUD_ENDPOINT: z
-    .url({ protocol: /^https?$/ })
-    .refine(
-      (url) =>
-        url.startsWith('https:') || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(url),
-      'an https:// URL (plain http:// only to this host)',
-    )
-    .default('https://api.hetzner.cloud/v1'),
+  HCLOUD_ENDPOINT: secretBearingUrl.default('https://api.hetzner.cloud/v1'),
   /** The project's API token (read and write). Secret. */
   HCLOUD_TOKEN: optional,
   /** Hetzner's location of each region: `us=hil,eu=hel1`. */
@@ -118,7 +117,8 @@ export const EnvSchema = z.object({
   STRIPE_SECRET_KEY: optional,
   STRIPE_WEBHOOK_SECRET: optional,
   /** Another address for Stripe's API (`http://127.0.0.1:12111`: a stand-in, for tests). */
-  STRIPE_API_URL: optionalUrl,
+  // The secret key travels with every request: HTTPS, or plain HTTP to this host only.
+  STRIPE_API_URL: optional.pipe(secretBearingUrl.optional()),
   /** Days from an invoice's issue to its due date. */
   INVOICE_DUE_DAYS: integer(14, 0, 365),
   /** Days past an invoice's due date the subscription stays usable (`past_due`) unpaid. */
