@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, open, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureCliBuild } from '@svc/cli/ensure-build';
 import type { FirewallRule } from '@svc/contract';
@@ -207,7 +207,9 @@ export class LocalComputeDriver implements ComputeDriver {
     for (const server of await this.listServers({})) {
       const record = await this.#read(server.id);
       if (record?.status === 'running' && !isOurs(record.pid, record.id)) {
-        this.log.warn({ machineId: record.id }, 'machine process gone; restarting it');
+        // What the process said last tells why it died (its console, as a VM's serial log).
+        const console = await consoleTail(path.join(this.root, record.id, 'console.log'));
+        this.log.warn({ machineId: record.id, console }, 'machine process gone; restarting it');
         await this.powerOn(record.id).catch((err) =>
           this.log.error({ err, machineId: record.id }, 'restart failed'),
         );
@@ -309,6 +311,20 @@ async function writeAgentEnv(home: string, env: Readonly<Record<string, string>>
   const file = path.join(home, AGENT_ENV_PATH);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, agentEnvFile(env), { mode: 0o600 });
+}
+
+/** The last kilobyte of a machine's console log ('' when it has none). */
+async function consoleTail(file: string): Promise<string> {
+  const handle = await open(file, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, 1024);
+    const { buffer } = await handle.read(Buffer.alloc(length), 0, length, size - length);
+    return buffer.toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** True when `pid` is alive and is this machine's process (not a reused pid). */

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createConnection, createServer } from 'node:net';
@@ -67,16 +68,36 @@ export async function readSshAccess(dir: string, home: string): Promise<SshAcces
   };
 }
 
-/** A loopback port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Where machines' ports are drawn from: below Linux's ephemeral range (32768–60999). */
+const MACHINE_PORTS = { from: 20_000, to: 32_767 } as const;
+
+/** Whether `port` can be listened on at this moment (then closed again). */
+const canListen = (port: number) =>
+  new Promise<number | undefined>((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, LOOPBACK, () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, LOOPBACK, () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      server.close(() =>
+        resolve(typeof address === 'object' && address ? address.port : undefined),
+      );
     });
   });
+
+/**
+ * A loopback port nothing listens on right now, for a machine that listens on it later (and
+ * again after each restart). Drawn outside the kernel's ephemeral range: a port the kernel
+ * handed out would soon be the local port of some outgoing connection (a database client's),
+ * and the machine could not bind it.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = MACHINE_PORTS.from + randomInt(MACHINE_PORTS.to - MACHINE_PORTS.from + 1);
+    if (await canListen(port)) return port;
+  }
+  const any = await canListen(0);
+  if (!any) throw new Error('no free loopback port');
+  return any;
 }
 
 /** Whether something accepts connections on this loopback port right now. */
