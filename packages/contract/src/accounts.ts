@@ -326,7 +326,7 @@ export const activateSubscription = defineEndpoint({
     "Activate the account's subscription (owners and admins); with Stripe, creates its customer and subscription.",
   params: AccountIdParams,
   response: { status: 200, body: Subscription },
-  errors: ['invoices_overdue', 'billing_unavailable'],
+  errors: ['invoices_overdue', 'billing_unavailable', 'invalid_state'],
 });
 
 export const deactivateSubscription = defineEndpoint({
