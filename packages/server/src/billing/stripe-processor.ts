@@ -8,10 +8,10 @@ import * as customers from './billing-customers.repo.js';
 import {
   type IssuedInvoice,
   type PaymentProcessor,
-  type ProcessorEvent,
   ProcessorUnavailable,
   type SlotQuantity,
 } from './payment-processor.js';
+import { STATUS, toProcessorEvent } from './stripe-events.js';
 
 export interface StripeProcessorDeps {
   readonly secretKey: string;
@@ -24,17 +24,6 @@ export interface StripeProcessorDeps {
   readonly currency: string;
 }
 
-/** Stripe's subscription statuses in the service's words (docs/billing.md). */
-const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
-  active: 'active',
-  trialing: 'active',
-  past_due: 'past_due',
-  incomplete: 'past_due',
-  canceled: 'inactive',
-  unpaid: 'inactive',
-  incomplete_expired: 'inactive',
-  paused: 'inactive',
-};
 const ENDED = new Set(['canceled', 'incomplete_expired']);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -355,48 +344,6 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
     },
   };
 }
-
-/** A Stripe event in the service's words (docs/billing.md, "Payment processors"). */
-function toProcessorEvent(event: Stripe.Event): ProcessorEvent {
-  const base = { id: event.id, type: event.type, occurredAt: new Date(event.created * 1000) };
-  switch (event.type) {
-    case 'customer.subscription.updated':
-    case 'customer.subscription.deleted': {
-      const sub = event.data.object;
-      const status =
-        event.type === 'customer.subscription.deleted'
-          ? 'inactive'
-          : (STATUS[sub.status] ?? 'past_due');
-      return { ...base, kind: 'subscription', subscriptionId: sub.id, status };
-    }
-    case 'invoice.paid':
-    case 'invoice.payment_failed': {
-      const invoice = event.data.object;
-      // Only the invoice's own metadata names the service's invoice it collects (the service
-      // set it when it made the invoice); its lines' metadata is not read.
-      const number = Number(invoice.metadata?.svcInvoiceNumber);
-      const numbers = Number.isSafeInteger(number) && number > 0 ? [number] : [];
-      // `parent.subscription_details` since API version 2025-03-31; `subscription` before it,
-      // for a webhook endpoint pinned to an older version.
-      const subscription =
-        invoice.parent?.subscription_details?.subscription ??
-        (invoice as { subscription?: string | { id?: string } | null }).subscription;
-      return {
-        ...base,
-        kind: event.type === 'invoice.paid' ? 'invoice_paid' : 'invoice_failed',
-        customerId: idOf(invoice.customer),
-        subscriptionId: subscription ? idOf(subscription) : null,
-        providerInvoiceId: invoice.id ?? '',
-        invoiceNumbers: numbers,
-      };
-    }
-    default:
-      return { ...base, kind: 'ignored' };
-  }
-}
-
-const idOf = (value: string | { id?: string } | null): string =>
-  typeof value === 'string' ? value : (value?.id ?? '');
 
 const notFoundAsUndefined = (error: unknown): undefined => {
   if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) {

@@ -1,3 +1,5 @@
+// The database's tables as Kysely sees them, one interface per table in migration order: kept in
+// one file (over 400 lines) because it is one map, read beside the migrations, not a use case.
 import type {
   AdoptedFrom,
   AppProvider,
