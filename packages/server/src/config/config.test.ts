@@ -205,6 +205,44 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads outside SSH on Incus: one address or one per cluster member, and a port range', () => {
+    const incus = (env: Record<string, string>) =>
+      loadConfig({ COMPUTE_DRIVER: 'incus', ...env }).config.compute;
+    expect(incus({})).not.toHaveProperty('publicSsh');
+    expect(incus({ INCUS_PUBLIC_ADDRESS: '203.0.113.5' })).toMatchObject({
+      publicSsh: { addresses: { '*': '203.0.113.5' }, ports: { first: 22000, last: 22999 } },
+    });
+    expect(
+      incus({
+        INCUS_PUBLIC_ADDRESS: 'member1=203.0.113.5, member2=203.0.113.6',
+        INCUS_SSH_PORTS: '2200-2299',
+      }),
+    ).toMatchObject({
+      publicSsh: {
+        addresses: { member1: '203.0.113.5', member2: '203.0.113.6' },
+        ports: { first: 2200, last: 2299 },
+      },
+    });
+    for (const address of [
+      'example.com',
+      '2001:db8::1',
+      '127.0.0.1',
+      '0.0.0.0',
+      'm1=',
+      'm1=1.2.3.4,m1=1.2.3.5',
+    ]) {
+      expect(() => incus({ INCUS_PUBLIC_ADDRESS: address }), address).toThrow(
+        /INCUS_PUBLIC_ADDRESS: /,
+      );
+    }
+    for (const ports of ['22999-22000', '0-10', '22000-70000', 'ssh', '22000-']) {
+      expect(
+        () => incus({ INCUS_PUBLIC_ADDRESS: '203.0.113.5', INCUS_SSH_PORTS: ports }),
+        ports,
+      ).toThrow(/INCUS_SSH_PORTS: .* is not a port range such as 22000-22999/);
+    }
+  });
+
   it('parses key rings and never puts key material in messages', () => {
     const raw = `old:${key(1)},new:${key(2)}`;
     const { secrets } = loadConfig({ ENCRYPTION_KEYS: raw, HMAC_KEY: key(3) });

@@ -5,6 +5,7 @@ import type { Region, Size } from '@svc/contract';
 import { defaultPriceBook, type Prices, parsePriceBook } from '../billing/price-book.js';
 import { type Env, EnvSchema } from './env.js';
 import { hetznerConfig } from './hetzner-config.js';
+import { type IncusPublicSsh, incusPublicSsh } from './incus-public-ssh.js';
 import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
 import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
 
@@ -44,6 +45,8 @@ export type ComputeConfig =
       readonly agentImage: string;
       /** The one-file `svc` build (`npm run build:cli`) Agents get at their start. */
       readonly cliBuildDir: string;
+      /** Outside SSH to Plain VMs (`INCUS_PUBLIC_ADDRESS`); absent: the bridge only. */
+      readonly publicSsh?: IncusPublicSsh;
     }
   | HetznerConfig;
 
@@ -224,6 +227,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       if (!env[name]) problems.push(`${name}: required when BILLING_PROVIDER=stripe`);
     }
   }
+  const publicSsh = env.COMPUTE_DRIVER === 'incus' ? incusPublicSsh(env, check) : undefined;
   const prices = env.PRICES_FILE ? loadPriceFile(env.PRICES_FILE, problems) : defaultPriceBook();
   if (problems.length > 0 || !prices) throw new ConfigError(problems);
 
@@ -276,6 +280,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             instanceType: env.INCUS_INSTANCE_TYPE,
             agentImage: env.INCUS_AGENT_IMAGE,
             cliBuildDir: DEFAULT_CLI_BUILD_DIR,
+            ...(publicSsh && { publicSsh }),
           }
         : env.COMPUTE_DRIVER === 'hetzner'
           ? hetznerConfig(env, check)

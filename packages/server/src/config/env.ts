@@ -69,6 +69,14 @@ export const EnvSchema = z.object({
   INCUS_INSTANCE_TYPE: z.enum(['container', 'virtual-machine']).default('container'),
   /** The image Agents boot (`npm run admin -- images build` makes it). */
   INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
+  /**
+   * Where Plain VMs are reached by SSH from outside (a network forward per VM): an address of the
+   * host (`203.0.113.5`), or one per cluster member (`member1=203.0.113.5,member2=…`). Unset:
+   * only the host reaches them, on the bridge.
+   */
+  INCUS_PUBLIC_ADDRESS: optional,
+  /** The ports of INCUS_PUBLIC_ADDRESS handed out, one per Plain VM (`first-last`). */
+  INCUS_SSH_PORTS: z.string().default('22000-22999'),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
   // The token travels with every request: HTTPS, or plain HTTP to this host only (a stand-in).
   HCLOUD_ENDPOINT: secretBearingUrl.default('https://api.hetzner.cloud/v1'),
