@@ -1,5 +1,6 @@
 import { open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { isProcessAlive } from '../util/is-process-alive.js';
 
 /**
  * Claims a PGlite data directory for this process. Two processes writing one PGlite directory
@@ -17,7 +18,7 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-      if (pid && isAlive(pid)) {
+      if (pid && isProcessAlive(pid)) {
         throw new Error(
           `The database in ${dataDir} is in use by process ${pid}. Stop it first, or talk to it ` +
             'with `npm run admin`, which goes through the running service.',
@@ -28,13 +29,4 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
     }
   }
   throw new Error(`Could not lock ${dataDir}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

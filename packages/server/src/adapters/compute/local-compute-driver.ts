@@ -8,16 +8,15 @@ import type { Logger } from '../../logger.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
 import { AGENT_ENV_PATH, agentEnvFile } from './agent-env-file.js';
 import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+import { preparePlainVm, readFirewall, sshProgramArgs, writeFirewall } from './local-plain-vm.js';
 import {
-  freePort,
   LOOPBACK,
+  MACHINE_PORTS,
+  type PortRange,
+  PortReservations,
   portFrees,
-  preparePlainVm,
-  readFirewall,
-  sshProgramArgs,
-  waitForPort,
-  writeFirewall,
-} from './local-plain-vm.js';
+  waitForOwnListener,
+} from './local-ports.js';
 
 interface MachineRecord {
   id: string;
@@ -53,11 +52,21 @@ export class LocalComputeDriver implements ComputeDriver {
    * two processes on its one port would leave the record naming the one that lost.
    */
   readonly #serial = new KeyedQueue();
+  readonly #ports: PortReservations;
+  readonly #portRange: PortRange;
 
+  /**
+   * `options.reservations`: where ports are reserved (the host's one directory unless a test
+   * keeps its own); `options.ports`: the range they are drawn from.
+   */
   constructor(
     readonly root: string,
     readonly log: Logger,
-  ) {}
+    options: { reservations?: PortReservations; ports?: PortRange } = {},
+  ) {
+    this.#ports = options.reservations ?? new PortReservations();
+    this.#portRange = options.ports ?? MACHINE_PORTS;
+  }
 
   /** Starts supervising (call once the service runs jobs). */
   start(): void {
@@ -103,11 +112,14 @@ export class LocalComputeDriver implements ComputeDriver {
       labels: { ...spec.labels },
       env: { ...spec.bootstrapEnv },
     };
+    // Reserved for the machine's whole life; a machine without a record (below) does not hold it
+    // once this process is gone.
+    const port = await this.#ports.reserve(dir, this.#portRange);
     if (spec.login) {
       await preparePlainVm(dir, spec.login, spec.firewall ?? []);
-      record.sshPort = await freePort();
+      record.sshPort = port;
     } else {
-      record.gatewayPort = await freePort();
+      record.gatewayPort = port;
     }
     // The record is written last: a machine without one was never finished and is recreated.
     await mkdir(dir, { recursive: true });
@@ -124,6 +136,10 @@ export class LocalComputeDriver implements ComputeDriver {
     const record = await this.#require(id);
     if (record.status === 'running' && isOurs(record.pid, id)) return;
     const port = record.sshPort ?? record.gatewayPort;
+    // Reserved again where the reservation is gone (the host's temporary files were cleared).
+    if (port && !(await this.#ports.claim(port, path.join(this.root, id)))) {
+      throw new Error(`port ${port} of ${id} is reserved by another machine`);
+    }
     // Its port taken by something else while it was off: answering there would be an impostor.
     // (A process just killed may hold its socket a moment after it is gone from /proc.)
     if (port && !(await portFrees(port, 3_000))) throw new Error(`port ${port} of ${id} is taken`);
@@ -132,9 +148,15 @@ export class LocalComputeDriver implements ComputeDriver {
     record.pid = this.#spawn(record, svc);
     record.status = 'running';
     await this.#write(record);
-    // Running means reachable: up once its own SSH server or gateway answers.
-    if (port) await waitForPort(port);
-    if (!isOurs(record.pid, id)) throw new Error(`machine ${id} exited while starting`);
+    // Running means reachable: up once its own SSH server or gateway listens. Whatever else
+    // answers there (a process that bound the port since it was checked) is not the machine.
+    const pid = record.pid;
+    if (port) {
+      await waitForOwnListener(port, pid, () => isOurs(pid, id)).catch((error: Error) => {
+        throw new Error(`machine ${id} did not start: ${error.message}`);
+      });
+    }
+    if (!isOurs(pid, id)) throw new Error(`machine ${id} exited while starting`);
   }
 
   powerOff(id: string): Promise<void> {
@@ -164,6 +186,8 @@ export class LocalComputeDriver implements ComputeDriver {
     const record = await this.#read(id);
     if (record) await stopProcess(record.pid, id);
     await rm(path.join(this.root, id), { recursive: true, force: true });
+    const port = record?.sshPort ?? record?.gatewayPort;
+    if (port) await this.#ports.release(port, path.join(this.root, id));
   }
 
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
