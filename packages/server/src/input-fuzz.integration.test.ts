@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, complete, manifestOf, stageAndPublish } from '../test/bundle-test-helpers.js';
 import { type JsonSchema, schemaArbitrary } from '../test/schema-arbitrary.js';
+import { cursorArbitrary } from '../test/search-cursors.js';
 import type { TestClient, TestResponse } from '../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../test/test-context.js';
 import { databaseKinds } from '../test/test-db.js';
@@ -11,6 +12,8 @@ import { databaseKinds } from '../test/test-db.js';
 // in the path, the query or the body is a 400 `invalid_request` naming that field.
 
 const RUNS = 12;
+/** Runs for each endpoint that takes a cursor: its values are where a cast can fail. */
+const CURSOR_RUNS = 150;
 
 interface Operation {
   readonly method: string;
@@ -31,6 +34,8 @@ interface Request {
   readonly body?: unknown;
   /** Which credential the call carries, of those the endpoint accepts. */
   readonly as: 'none' | 'session' | 'agent';
+  /** Asks for a page (`Accept: text/html`), as a browser does: the public pages answer it. */
+  readonly html: boolean;
 }
 
 /** Values of things that exist, so inputs reach the services and not only their 404s. */
@@ -39,6 +44,8 @@ interface Fixture {
   readonly agentToken: string;
   readonly ids: string[];
   readonly byName: Record<string, string[]>;
+  /** Values for a parameter of that name beyond its schema (a cursor is opaque text to it). */
+  readonly arbitraries: Record<string, fc.Arbitrary<string>>;
 }
 
 const BAD = ['\u0000', '\ud800', '\udfff'];
@@ -82,26 +89,39 @@ function credentialsOf(op: Operation): Request['as'][] {
   return [...new Set(kinds.map((k): Request['as'] => (k === 'agentToken' ? 'agent' : 'session')))];
 }
 
-function requestArbitrary(op: Operation, fixture: Fixture, bad: boolean): fc.Arbitrary<Request> {
+function requestArbitrary(
+  op: Operation,
+  fixture: Fixture,
+  bad: boolean,
+  /** Query parameters every request carries (the fuzz of one parameter's values). */
+  always: string[] = [],
+): fc.Arbitrary<Request> {
   const body = bad ? BAD : [];
   const inUrl = bad ? BAD_IN_URL : [];
-  const options = (chars: string[]) => ({
+  const options = (chars: string[], outside = false) => ({
     text: chars.length > 0 ? textWith(chars) : (v: fc.Arbitrary<string>) => v,
     ids: fixture.ids,
+    outside,
   });
   const param = (p: Operation['parameters'][number]) => {
-    const known = fixture.byName[p.name];
-    // A URL carries text only, and an empty path segment would not reach the route at all.
-    const valid = schemaArbitrary(p.schema, options([]))
+    const known = [
+      ...(fixture.byName[p.name] ? [fc.constantFrom(...(fixture.byName[p.name] ?? []))] : []),
+      ...(fixture.arbitraries[p.name] ? [fixture.arbitraries[p.name] as fc.Arbitrary<string>] : []),
+    ];
+    // A URL carries text only, and an empty path segment would not reach the route at all; a
+    // query parameter is any text, so it also gets values its schema refuses.
+    const valid = schemaArbitrary(p.schema, options([], p.in === 'query'))
       .map(String)
       .filter((s) => p.in === 'query' || s.length > 0);
-    const value = known ? fc.oneof(fc.constantFrom(...known), valid) : valid;
+    const value = known.length > 0 ? fc.oneof(...known, valid) : valid;
     return inUrl.length > 0 ? textWith(inUrl)(value) : value;
   };
   const part = (where: 'path' | 'query') => {
     const list = op.parameters.filter((p) => p.in === where);
     return fc.record(Object.fromEntries(list.map((p) => [p.name, param(p)])), {
-      requiredKeys: list.filter((p) => where === 'path' || p.required).map((p) => p.name),
+      requiredKeys: list
+        .filter((p) => where === 'path' || p.required || always.includes(p.name))
+        .map((p) => p.name),
     }) as fc.Arbitrary<Record<string, string>>;
   };
   const schema = op.requestBody?.content['application/json'].schema;
@@ -110,6 +130,7 @@ function requestArbitrary(op: Operation, fixture: Fixture, bad: boolean): fc.Arb
     query: part('query'),
     body: schema ? schemaArbitrary(schema, options(body)) : fc.constant(undefined),
     as: fc.constantFrom(...credentialsOf(op)),
+    html: fc.boolean(),
   });
 }
 
@@ -120,15 +141,19 @@ async function send(t: TestContext, fixture: Fixture, op: Operation, r: Request)
   const search = new URLSearchParams(r.query).toString();
   const url = search ? `${path}?${search}` : path;
   const client = r.as === 'session' ? fixture.session : t.newClient();
-  const agent = r.as === 'agent';
+  const headers = {
+    ...(r.html && { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' }),
+    ...(r.as === 'agent' && { authorization: `Bearer ${fixture.agentToken}` }),
+  };
   return client.request(op.method, url, {
     ...(r.body !== undefined && { body: r.body }),
-    ...(agent && { headers: { authorization: `Bearer ${fixture.agentToken}` }, origin: null }),
+    headers,
+    ...(r.as === 'agent' && { origin: null }),
   });
 }
 
 const describeResponse = (op: Operation, r: Request, res: TestResponse) =>
-  `${op.method} ${op.path} as ${r.as} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+  `${op.method} ${op.path} ${JSON.stringify(r.query)} as ${r.as}${r.html ? ' (page)' : ''} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
 
 async function makeFixture(t: TestContext): Promise<Fixture> {
   const session = t.newClient();
@@ -149,10 +174,12 @@ async function makeFixture(t: TestContext): Promise<Fixture> {
     byName: {
       slug: [published.bundleId, 'new'],
       accountSlug: [account.slug],
+      account: [account.slug],
       name: ['fuzz-bundle'],
       version: ['1'],
       path: ['README.md'],
     },
+    arbitraries: { cursor: cursorArbitrary },
   };
 }
 
@@ -235,6 +262,22 @@ describe.each(databaseKinds)('every endpoint, fuzzed from its schemas, on %s', (
           expect(res.status, describeResponse(op, r, res)).not.toBe(500);
         }),
         { numRuns: RUNS, endOnFailure: true },
+      );
+    }
+  });
+
+  it('answers no cursor, well-formed or edited, and no query around it with a 500', async () => {
+    const fixture = await makeFixture(t);
+    const paged = operations.filter((op) => op.parameters.some((p) => p.name === 'cursor'));
+    // The search, its page, an account's page and the audit log at least.
+    expect(paged.length).toBeGreaterThanOrEqual(4);
+    for (const op of paged) {
+      await fc.assert(
+        fc.asyncProperty(requestArbitrary(op, fixture, false, ['cursor']), async (r) => {
+          const res = await send(t, fixture, op, r);
+          expect(res.status, describeResponse(op, r, res)).not.toBe(500);
+        }),
+        { numRuns: CURSOR_RUNS, endOnFailure: true },
       );
     }
   });

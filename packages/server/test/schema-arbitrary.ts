@@ -26,7 +26,30 @@ export interface SchemaArbitraryOptions {
   readonly text: (valid: fc.Arbitrary<string>) => fc.Arbitrary<string>;
   /** Values to prefer for `format: uuid` strings (ids of things that exist). */
   readonly ids: readonly string[];
+  /**
+   * Also values outside the schema, now and then: numbers past their bounds or not integers,
+   * text outside an enum or a pattern. For query parameters, which a URL carries as any text.
+   */
+  readonly outside?: boolean;
 }
+
+/** Text a query parameter may carry that its schema does not describe. */
+const outsideText = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.constantFrom('-1', '0', '1.5', '1e999', '-0', 'NaN', 'Infinity', '9007199254740993', ''),
+  fc.double().map(String),
+  fc.bigInt().map(String),
+);
+
+/** `valid`, or now and then a value the schema does not describe, when `outside` is asked. */
+const orOutside = <T>(
+  valid: fc.Arbitrary<T>,
+  options: SchemaArbitraryOptions,
+  outside: fc.Arbitrary<string> = outsideText,
+): fc.Arbitrary<T | string> =>
+  options.outside
+    ? fc.oneof({ arbitrary: valid, weight: 3 }, { arbitrary: outside, weight: 1 })
+    : valid;
 
 /** Arrays stay short: the point is reaching every position, not volume. */
 const MAX_ITEMS = 3;
@@ -43,7 +66,11 @@ function stringArbitrary(schema: JsonSchema, options: SchemaArbitraryOptions) {
       .filter((s) => s.length >= min && s.length <= max);
   // Long enough to pass a minimum, short enough to stay readable in a failure report.
   else valid = fc.string({ minLength: min, maxLength: Math.max(min, Math.min(max, 40)) });
-  return options.text(valid);
+  const bounded = schema.pattern || schema.format || min > 0 || max < Number.POSITIVE_INFINITY;
+  if (!bounded) return options.text(valid);
+  // One character too many is the length check's own edge.
+  const tooLong = max < 10_000 ? [fc.string({ minLength: max + 1, maxLength: max + 1 })] : [];
+  return options.text(orOutside(valid, options, fc.oneof(outsideText, ...tooLong)));
 }
 
 function integerArbitrary(schema: JsonSchema) {
@@ -58,15 +85,16 @@ export function schemaArbitrary(
   options: SchemaArbitraryOptions,
 ): fc.Arbitrary<unknown> {
   if (schema.const !== undefined) return options.text(fc.constant(String(schema.const)));
-  if (schema.enum) return options.text(fc.constantFrom(...schema.enum.map(String)));
+  if (schema.enum)
+    return options.text(orOutside(fc.constantFrom(...schema.enum.map(String)), options));
   if (schema.anyOf) return fc.oneof(...schema.anyOf.map((s) => schemaArbitrary(s, options)));
   switch (schema.type) {
     case 'string':
       return stringArbitrary(schema, options);
     case 'integer':
-      return integerArbitrary(schema);
+      return orOutside(integerArbitrary(schema), options);
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true });
+      return orOutside(fc.double({ noNaN: true, noDefaultInfinity: true }), options);
     case 'boolean':
       return fc.boolean();
     case 'array':

@@ -2,6 +2,7 @@ import type { AuditEvent, AuditLog } from '@svc/contract';
 import { MANAGERS, type Membership } from '../accounts/membership.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
+import { isIsoInstant, isUuid } from '../util/cursor-values.js';
 import { type AuditKey, listAuditEvents } from './audit.repo.js';
 
 export interface AuditDeps {
@@ -17,8 +18,8 @@ const encodeCursor = (key: AuditKey) => Buffer.from(JSON.stringify(key)).toStrin
 function decodeCursor(cursor: string): AuditKey {
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as AuditKey;
-    const validAt = typeof key.at === 'string' && !Number.isNaN(Date.parse(key.at));
-    if (validAt && typeof key.id === 'string' && /^[0-9a-f-]{36}$/.test(key.id)) return key;
+    // Both reach a SQL cast: a date the calendar lacks or a malformed id would be a 500.
+    if (isIsoInstant(key?.at) && isUuid(key.id)) return key;
   } catch {
     // Falls through to the refusal below.
   }

@@ -1,6 +1,7 @@
 import { Slug } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
+import { cursorOf, MALFORMED_CURSORS } from '../../test/search-cursors.js';
 import type { TestClient, TestResponse } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -134,6 +135,15 @@ describe.each(databaseKinds)('the public pages on %s', (kind) => {
     expect(html).toContain('Use at most 200 characters');
     await page(reader, '/explore?cursor=nonsense', 400);
     await page(reader, `/${slug}?cursor=nonsense`, 400);
+    // Cursors in the right format whose values no calendar or column has.
+    for (const [sort, key] of MALFORMED_CURSORS) {
+      const explore = await page(reader, `/explore?sort=${sort}&cursor=${cursorOf(key)}`, 400);
+      expect(explore).toContain('The cursor does not belong to this search');
+      if (sort === 'recent')
+        expect(await page(reader, `/${slug}?cursor=${cursorOf(key)}`, 400)).toContain(
+          'Not a page of this list.',
+        );
+    }
   });
 
   it('reserves explore as a slug', () => {

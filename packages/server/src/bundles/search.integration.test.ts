@@ -7,6 +7,7 @@ import {
   publishSimple,
   stageAndPublish,
 } from '../../test/bundle-test-helpers.js';
+import { cursorOf, MALFORMED_CURSORS } from '../../test/search-cursors.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -162,10 +163,15 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
       'account=-x',
       'cursor=garbage',
       `sort=adoptions&cursor=${cursor}`,
+      ...MALFORMED_CURSORS.map(([sort, key]) => `sort=${sort}&cursor=${cursorOf(key)}`),
     ]) {
       const res = await reader.get(`/api/glamps?${query}`);
-      expect(res.status, query).toBe(400);
+      expect(res.status, `${query} → ${JSON.stringify(res.body)}`).toBe(400);
       expect(res.body.error).toBe('invalid_request');
+      if (query.includes('cursor='))
+        expect(res.body.issues.map((i: { path: string[] }) => i.path)).toEqual([
+          ['query', 'cursor'],
+        ]);
     }
     expect((await reader.get(`/api/glamps?q=${'a'.repeat(200)}`)).status).toBe(200);
   });

@@ -1,7 +1,7 @@
 import type { BundleCard, SearchQuery, SearchResult, SearchSort } from '@svc/contract';
-import { findAccountBySlug } from '../accounts/accounts.repo.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
+import { isCount, isIsoInstant, isRealText, isUuid } from '../util/cursor-values.js';
 import { bundleUrl } from './bundle-views.js';
 import * as repo from './search.repo.js';
 
@@ -21,9 +21,8 @@ export function searchWords(q: string | undefined): repo.SearchWords | undefined
   return { text: text.slice(0, last.index).trim(), prefix: last[1] };
 }
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const RANK = /^(?:0|[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?)$/;
+/** The search writes its instants with microseconds (`atKey`). */
+const MICROSECONDS = /\.\d{6}Z$/;
 
 type Row = Awaited<ReturnType<typeof repo.searchBundles>>[number];
 
@@ -38,7 +37,10 @@ export function encodeCursor(sort: SearchSort, row: Row): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-/** The key of a cursor made for this order; anything else is a 400 naming `cursor`. */
+/**
+ * The key of a cursor made for this order; anything else is a 400 naming `cursor`, values
+ * included: each must be one its SQL cast takes (a real instant, a `real`, an `integer`).
+ */
 export function decodeCursor(cursor: string, sort: SearchSort): repo.SearchKey {
   let key: unknown;
   try {
@@ -47,15 +49,15 @@ export function decodeCursor(cursor: string, sort: SearchSort): repo.SearchKey {
     key = undefined;
   }
   const valid = (at: unknown, id: unknown) =>
-    typeof at === 'string' && ISO.test(at) && typeof id === 'string' && UUID.test(id);
+    isIsoInstant(at) && MICROSECONDS.test(at) && isUuid(id);
   if (Array.isArray(key) && key[0] === sort) {
     const [, a, b, c] = key;
     if (sort === 'recent' && key.length === 3 && valid(a, b))
       return { sort, at: a as string, id: b as string };
-    if (sort === 'relevance' && key.length === 4 && typeof a === 'string' && RANK.test(a))
-      if (valid(b, c)) return { sort, rank: a, at: b as string, id: c as string };
-    if (sort === 'adoptions' && key.length === 4 && Number.isSafeInteger(a) && valid(b, c))
-      return { sort, adoptions: a as number, at: b as string, id: c as string };
+    if (sort === 'relevance' && key.length === 4 && isRealText(a) && valid(b, c))
+      return { sort, rank: a, at: b as string, id: c as string };
+    if (sort === 'adoptions' && key.length === 4 && isCount(a) && valid(b, c))
+      return { sort, adoptions: a, at: b as string, id: c as string };
   }
   throw new AppError('invalid_request', {
     message: 'The cursor does not belong to this search',
@@ -107,11 +109,15 @@ export function createSearchService(deps: { database: Database; publicUrl: strin
       };
     },
 
-    /** An account's public face: its slug and name; `not_found` when there is no such account. */
+    /**
+     * An account's public face: its slug and name. `not_found` when there is no such account,
+     * and for a personal account with nothing published: its slug comes from its owner's e-mail
+     * and its name is theirs, so a page for every user would tell who has an account.
+     */
     async findAccount(slug: string) {
-      const account = await findAccountBySlug(db, slug);
+      const account = await repo.findPublicAccount(db, slug);
       if (!account) throw new AppError('not_found');
-      return { slug: account.slug, name: account.name };
+      return account;
     },
   };
 }
