@@ -17,13 +17,13 @@ export interface AuditFilter {
 }
 
 /**
- * One page of the account's events, newest first, with their actors; `limit + 1` rows so the
- * caller knows whether another page follows. The account's (created_at) index serves the order.
+ * One page of the account's events, newest first, with their actors as they were when each was
+ * written; `limit + 1` rows so the caller knows whether another page follows. The account's
+ * (created_at) index serves the order.
  */
 export function listAuditEvents(db: Executor, filter: AuditFilter) {
   let query = db
     .selectFrom('auditEvents as e')
-    .leftJoin('users as u', 'u.id', 'e.actorUserId')
     .select([
       'e.id',
       'e.action',
@@ -32,8 +32,8 @@ export function listAuditEvents(db: Executor, filter: AuditFilter) {
       'e.data',
       'e.createdAt',
       'e.actorUserId',
-      'u.email as actorEmail',
-      'u.name as actorName',
+      'e.actorEmail',
+      'e.actorName',
     ])
     .where('e.accountId', '=', filter.accountId);
   const { kind, after } = filter;

@@ -11,10 +11,24 @@ export interface AuditEvent {
   readonly data?: Record<string, unknown>;
 }
 
-/** Appends an audit event in the caller's transaction: it exists only if the change commits. */
+/**
+ * Appends an audit event in the caller's transaction: it exists only if the change commits. The
+ * actor's address and name are copied in as they are now, so the log keeps naming them so after
+ * the user changes either.
+ */
 export async function recordAuditEvent(tx: Executor, event: AuditEvent, at: Date): Promise<void> {
+  const actor = event.actorUserId;
+  const ofActor = (column: 'email' | 'name') =>
+    actor === null ? null : tx.selectFrom('users').select(column).where('id', '=', actor).limit(1);
   await tx
     .insertInto('auditEvents')
-    .values({ id: randomUUID(), ...event, data: JSON.stringify(event.data ?? {}), createdAt: at })
+    .values({
+      id: randomUUID(),
+      ...event,
+      actorEmail: ofActor('email'),
+      actorName: ofActor('name'),
+      data: JSON.stringify(event.data ?? {}),
+      createdAt: at,
+    })
     .execute();
 }

@@ -241,6 +241,9 @@ export interface AuditEventsTable {
   id: string;
   accountId: string;
   actorUserId: string | null;
+  /** The actor's address and name when the event was written; null without an actor. */
+  actorEmail: string | null;
+  actorName: string | null;
   action: string;
   resourceKind: string;
   resourceId: string;
