@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-firewall.js';
 import { IncusClient } from '../src/adapters/compute/incus/incus-client.js';
 import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
+import { IncusSshForwards } from '../src/adapters/compute/incus/incus-ssh-forwards.js';
 import { testEnv } from './test-db.js';
 
 /** The Incus daemon the `*.incus.test.ts` files use. */
@@ -64,6 +65,14 @@ export async function createIncusProject(): Promise<{ name: string; remove(): Pr
         for (const owner of await firewall.owners({ [PROJECT_KEY]: name })) {
           await firewall.remove(`svc-${owner[MACHINE_ID_KEY]}`);
         }
+        // So are its Plain VMs' SSH forward entries: with no instance left, all are orphans.
+        const noAddresses = { addresses: {}, ports: { first: 1, last: 1 } };
+        await new IncusSshForwards(
+          client,
+          firewall,
+          { network: 'incusbr0', project: name, publicSsh: noAddresses },
+          () => false,
+        ).repair([]);
         await client.call('DELETE', `/1.0/projects/${name}`);
       } finally {
         client.close();

@@ -14,7 +14,8 @@ export async function keyPair(dir: string, name: string) {
 
 /**
  * The OpenSSH client, as a user would run it; resolves with its exit code and output. `host` is
- * loopback for the local driver, a machine's bridge address for Incus.
+ * loopback for the local driver, a machine's bridge address for Incus; with `netns`, the client
+ * runs in that network namespace (an outside client a test made).
  */
 export const ssh = (
   port: number,
@@ -22,8 +23,10 @@ export const ssh = (
   keyFile: string,
   command: string,
   host = '127.0.0.1',
+  netns?: string,
 ) =>
-  run('ssh', [
+  run(netns ? 'ip' : 'ssh', [
+    ...(netns ? ['netns', 'exec', netns, 'ssh'] : []),
     '-i',
     keyFile,
     '-p',

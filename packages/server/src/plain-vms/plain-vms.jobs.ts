@@ -37,5 +37,8 @@ export const plainVmJobs = (deps: LifecycleJobsDeps) =>
     leftProvisioning: async (tx, vm, server) => {
       await repo.recordServer(tx, vm.id, server);
     },
-    reconcile: () => firewallSync(deps).reconcile(),
+    reconcile: async () => {
+      await firewallSync(deps).reconcile();
+      await deps.compute.reconcile?.();
+    },
   });

@@ -74,6 +74,12 @@ export interface ComputeDriver {
    * loopback public URL on one host, which inside a machine is the machine itself). Optional.
    */
   machineServiceUrl?(publicUrl: string): string;
+  /**
+   * Makes what the driver keeps beside its servers follow them (the incus driver: Plain VMs'
+   * SSH forwards, made again when lost, removed when their VM is gone). The Plain VM reconciler
+   * calls it each pass (optional).
+   */
+  reconcile?(): Promise<void>;
   /** Starts the driver's own background work, in processes that run jobs (optional). */
   start?(): void;
   /** Releases what the driver holds in this process (not the servers). */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
+import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { readCliBuild } from '../cli-build.js';
@@ -40,6 +41,7 @@ import {
   PROJECT_KEY,
 } from './incus-instance-spec.js';
 import { IncusPlacement } from './incus-placement.js';
+import { IncusSshForwards } from './incus-ssh-forwards.js';
 
 export interface IncusDriverOptions {
   readonly socketPath: string;
@@ -60,6 +62,8 @@ export interface IncusDriverOptions {
   readonly agentImage: string;
   /** The one-file `svc` build Agents run, brought into each at its start when it changed. */
   readonly cliBuildDir: string;
+  /** Outside SSH to Plain VMs: a port each on the host's public address. */
+  readonly publicSsh?: IncusPublicSsh;
 }
 
 const STOP_TIMEOUT_S = 30;
@@ -84,6 +88,7 @@ export class IncusComputeDriver implements ComputeDriver {
   /** One change per machine at a time in this process (a retried job may meet a late one). */
   readonly #serial = new KeyedQueue();
   readonly #placement: IncusPlacement;
+  readonly #forwards: IncusSshForwards | undefined;
   /** The host's address on the bridge: where machines reach the service on one host. */
   #bridgeHost: string | undefined;
 
@@ -98,12 +103,28 @@ export class IncusComputeDriver implements ComputeDriver {
     });
     this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
     this.#placement = new IncusPlacement(this.#client, this.#firewall, options);
+    this.#forwards =
+      options.publicSsh &&
+      new IncusSshForwards(
+        this.#client,
+        this.#firewall,
+        { network: options.network, project: options.project, publicSsh: options.publicSsh },
+        () => this.#placement.isClustered,
+      );
   }
 
   /** Fails with a message naming the socket or URL when the daemon does not answer or trust us. */
   async connect(): Promise<void> {
     this.#placement.isClustered = (await this.#client.ping()).isClustered;
-    this.#bridgeHost = ipaddr.IPv4.parseCIDR(await this.#firewall.bridgeCidr())[0].toString();
+    const bridgeCidr = await this.#firewall.bridgeCidr();
+    this.#bridgeHost = ipaddr.IPv4.parseCIDR(bridgeCidr)[0].toString();
+    for (const address of Object.values(this.options.publicSsh?.addresses ?? {})) {
+      if (ipaddr.IPv4.parse(address).match(ipaddr.IPv4.parseCIDR(bridgeCidr))) {
+        throw new Error(
+          `INCUS_PUBLIC_ADDRESS: ${address} is on the bridge ${this.options.network} (${bridgeCidr}); give the host's address outside clients reach`,
+        );
+      }
+    }
   }
 
   /** A loopback public URL becomes the host's address on the bridge, the same port. */
@@ -154,8 +175,9 @@ export class IncusComputeDriver implements ComputeDriver {
     if (spec.homeSeed) await pushHome(this.#client, name, spec.homeSeed);
     // Before the first boot: a clone's copied home holds its source's token until this.
     if (isAgent) await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
+    else await this.#forwards?.ensure(await this.#require(spec.id));
     await this.#start(name);
-    return info(await this.#require(spec.id));
+    return this.#info(await this.#require(spec.id));
   }
 
   /**
@@ -219,6 +241,7 @@ export class IncusComputeDriver implements ComputeDriver {
         await this.#firewall.exclusive(() =>
           this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`)),
         );
+      await this.#forwards?.remove(id);
       await this.#firewall.remove(name);
     });
   }
@@ -226,7 +249,7 @@ export class IncusComputeDriver implements ComputeDriver {
   async getServer(id: string): Promise<ServerInfo | undefined> {
     const name = instanceName(id);
     const instance = name && (await this.#find(name));
-    return instance ? info(instance) : undefined;
+    return instance ? this.#info(instance) : undefined;
   }
 
   /**
@@ -254,7 +277,19 @@ export class IncusComputeDriver implements ComputeDriver {
       const own = labelsOf(instance.config);
       return Object.entries(labels).every(([key, value]) => own[key] === value);
     });
-    return [...matching.map(info), ...aclOnly];
+    return [...matching.map((instance) => this.#info(instance)), ...aclOnly];
+  }
+
+  /** Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone removed. */
+  async reconcile(): Promise<void> {
+    await this.#forwards?.repair(await this.#instances('1'));
+  }
+
+  /** A Plain VM with a port on the public address is reported there. */
+  #info(instance: Instance): ServerInfo {
+    const server = info(instance);
+    const endpoint = server.ssh && this.#forwards?.endpoint(instance);
+    return endpoint ? { ...server, ssh: endpoint } : server;
   }
 
   /**

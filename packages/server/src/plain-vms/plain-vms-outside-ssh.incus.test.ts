@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { PlainVm } from '@svc/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { keyPair, ssh } from '../../test/openssh.js';
+import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
+import type { TestClient } from '../../test/test-client.js';
+import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { waitFor } from '../../test/wait.js';
+import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+
+// SSH to a Plain VM from outside the host (`INCUS_PUBLIC_ADDRESS`), through the HTTP API on the
+// real Incus daemon: the outside client is a network namespace of the test's own, joined to the
+// host by a veth pair whose host end holds the public address; it has no route to the bridge.
+
+const PORTS = { first: 22100, last: 22199 };
+
+interface ForwardPort {
+  description: string;
+  protocol: string;
+  listen_port: string;
+  target_address: string;
+  target_port?: string;
+}
+
+describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 }, () => {
+  let t: TestContext;
+  let client: TestClient;
+  let incus: IncusClient;
+  let outside: OutsideClient;
+  let dir: string;
+  let key: { file: string; publicLine: string };
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+
+  beforeAll(async () => {
+    outside = await createOutsideClient();
+    project = await createIncusProject();
+    incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    dir = await mkdtemp(path.join(tmpdir(), 'svc-outside-ssh-'));
+    key = await keyPair(dir, 'laptop');
+    t = await createTestContext('pglite', {
+      env: {
+        COMPUTE_DRIVER: 'incus',
+        INCUS_SOCKET,
+        INCUS_PROJECT: project.name,
+        INCUS_SIZE_FACTOR: '0.25',
+        INCUS_PUBLIC_ADDRESS: outside.hostAddress,
+        INCUS_SSH_PORTS: `${PORTS.first}-${PORTS.last}`,
+      },
+      overrides: { compute: undefined },
+    });
+    client = t.newClient();
+    await signUpUser(client);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await project?.remove();
+    incus?.close();
+    await outside?.remove();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const forwardPath = () => `/1.0/networks/incusbr0/forwards/${outside.hostAddress}`;
+  /** The port entries of the public address's forward (none when it has no forward). */
+  const entries = async (): Promise<ForwardPort[]> => {
+    try {
+      return (await incus.call<{ ports: ForwardPort[] }>('GET', forwardPath())).ports ?? [];
+    } catch {
+      return [];
+    }
+  };
+  const setEntries = async (change: (ports: ForwardPort[]) => ForwardPort[]) => {
+    const { metadata, etag } = await incus.request<{
+      description: string;
+      config: Record<string, string>;
+      ports: ForwardPort[];
+    }>('GET', forwardPath());
+    await incus.call('PUT', forwardPath(), {
+      body: {
+        description: metadata.description,
+        config: metadata.config,
+        ports: change(metadata.ports),
+      },
+      ...(etag && { headers: { 'If-Match': etag } }),
+    });
+  };
+  const reconcile = () => t.ctx.jobs.enqueue(t.ctx.database.db, 'plain-vms.reconcile', {});
+  const fromOutside = (port: number, command = 'true') =>
+    ssh(port, 'debian', key.file, command, outside.hostAddress, outside.netns);
+
+  it('reaches the VM at the public address and port the API reports; its firewall decides by the client address', async () => {
+    const keyId = (
+      await client.post('/api/vault', { type: 'ssh_key', label: 'laptop', value: key.publicLine })
+    ).body.id;
+    const created = await client.post('/api/plain-vms', {
+      name: 'outside-box',
+      tier: 'small',
+      region: 'eu',
+      osImageKey: 'debian-12',
+      billingType: 'metered',
+      access: { passwordEnabled: false, vaultEntryIds: [keyId] },
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body as PlainVm).id;
+    const vm = await waitFor(
+      async () => {
+        const current = (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      90_000,
+      'running',
+    );
+    expect(vm.status, `status reason: ${vm.statusReason}`).toBe('running');
+    expect(vm.ssh?.host).toBe(outside.hostAddress);
+    const port = vm.ssh?.port as number;
+    expect(port).toBeGreaterThanOrEqual(PORTS.first);
+    expect(port).toBeLessThanOrEqual(PORTS.last);
+    const own = (await entries()).filter((entry) => entry.description.includes(id));
+    expect(own).toEqual([
+      expect.objectContaining({
+        protocol: 'tcp',
+        listen_port: String(port),
+        target_address: vm.ipv4,
+        target_port: '22',
+      }),
+    ]);
+
+    // The VM sees the outside client's own address (the forward does not rewrite the source).
+    await waitFor(async () => (await fromOutside(port)).code === 0, 60_000, 'ssh from outside');
+    expect(await fromOutside(port, 'hostname; echo "$SSH_CLIENT" | cut -d" " -f1')).toEqual({
+      code: 0,
+      stdout: `outside-box\n${outside.clientAddress}\n`,
+    });
+
+    // SSH from the host's bridge address only: the outside client is refused, the host is not.
+    const put = (rules: unknown[]) => client.put(`/api/plain-vms/${id}/firewall`, { rules });
+    expect((await put([{ protocol: 'tcp', port: '22', sourceIps: ['10.77.0.1/32'] }])).status).toBe(
+      200,
+    );
+    await waitFor(async () => (await fromOutside(port)).code === 255, 30_000, 'outside refused');
+    expect((await ssh(22, 'debian', key.file, 'true', vm.ipv4 as string)).code).toBe(0);
+    // Open to all again: the outside client is admitted.
+    expect((await put([{ protocol: 'tcp', port: '22', sourceIps: ['0.0.0.0/0'] }])).status).toBe(
+      200,
+    );
+    await waitFor(async () => (await fromOutside(port)).code === 0, 30_000, 'outside admitted');
+
+    // The reconciler puts back an entry lost by hand (on the same port), and removes one whose
+    // machine is gone.
+    await setEntries((ports) => ports.filter((entry) => !entry.description.includes(id)));
+    expect((await fromOutside(port)).code).toBe(255);
+    const orphanId = randomUUID();
+    await setEntries((ports) => [
+      ...ports,
+      {
+        description: `svc ssh: machine ${orphanId} project ${project.name}`,
+        protocol: 'tcp',
+        listen_port: String(PORTS.last),
+        target_address: vm.ipv4 as string,
+        target_port: '22',
+      },
+    ]);
+    await reconcile();
+    await waitFor(
+      async () => {
+        const now = await entries();
+        const back = now.some((e) => e.description.includes(id) && e.listen_port === String(port));
+        return back && !now.some((e) => e.description.includes(orphanId));
+      },
+      60_000,
+      'entry back, orphan gone',
+    );
+    await waitFor(async () => (await fromOutside(port)).code === 0, 30_000, 'ssh after repair');
+    expect(((await client.get(`/api/plain-vms/${id}`)).body as PlainVm).ssh).toEqual(vm.ssh);
+
+    // Destroying the VM frees its port.
+    expect((await client.delete(`/api/plain-vms/${id}`)).body.status).toBe('destroying');
+    await waitFor(async () => (await client.get(`/api/plain-vms/${id}`)).status === 404, 60_000);
+    expect((await entries()).filter((entry) => entry.description.includes(id))).toEqual([]);
+  });
+});
