@@ -81,7 +81,49 @@ configure() {
     incus profile device add default eth0 nic network="$INCUS_NETWORK" name=eth0
 }
 
+# Each container has host UIDs and GIDs of its own (security.idmap.isolated: 65536 each), taken
+# from root's ranges in /etc/subuid and /etc/subgid, which incusd reads when it starts. Debian's
+# package gives root 1,000,000,000 (about 15,000 machines); where root has under 10,000,000, a
+# range of 1,000,000,000 is added after every range the file holds (none is changed or removed).
+ensure_idmap_ranges() {
+  local file size start added=0
+  for file in /etc/subuid /etc/subgid; do
+    touch "$file"
+    size=$(awk -F: '$1 == "root" && $3 > max { max = $3 } END { print max + 0 }' "$file")
+    [ "$size" -ge 10000000 ] && continue
+    start=$(awk -F: '$2 + $3 > end { end = $2 + $3 } END { print (end > 1000000 ? end : 1000000) }' "$file")
+    echo "root:${start}:1000000000" >>"$file"
+    say "gave root the ids ${start}-$((start + 999999999)) in ${file}"
+    added=1
+  done
+  if [ "$added" = 1 ] && incus info >/dev/null 2>&1; then
+    say "warning: restart incusd to use the new ranges (it reads them when it starts)"
+  fi
+}
+
+# The host's task ids are shared by every machine: each has limits.processes of its own, and the
+# kernel's table is raised to its 64-bit maximum so that many full machines still leave it room.
+# IPv6 filtering of machines' NICs (security.ipv6_filtering) needs bridged IPv6 to pass
+# ip6tables (br_netfilter), as the bridge's ACLs do for IPv4.
+tune_kernel() {
+  local pid_max
+  pid_max=$(cat /proc/sys/kernel/pid_max)
+  if [ "$pid_max" -lt 4194304 ]; then
+    sysctl -qw kernel.pid_max=4194304 && say "kernel.pid_max ${pid_max} -> 4194304"
+  fi
+  modprobe br_netfilter 2>/dev/null || true
+  if [ -e /proc/sys/net/bridge/bridge-nf-call-ip6tables ]; then
+    for key in net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables; do
+      [ "$(sysctl -n "$key")" = 1 ] || sysctl -qw "$key=1"
+    done
+  else
+    say "warning: no br_netfilter: machines' IPv6 filtering and the bridge's ACLs need it"
+  fi
+}
+
 install_packages
+ensure_idmap_ranges
+tune_kernel
 start_daemons
 configure
 # Debian 12 and the Agent image, where missing (Debian's archive is all this needs; the other OS

@@ -156,6 +156,8 @@ describe('loadConfig', () => {
       instanceType: 'container',
       agentImage: 'svc-agent',
       cliBuildDir: expect.stringMatching(/packages\/cli\/dist$/),
+      serviceUrl: 'http://localhost:8080',
+      egressAllow: [],
     });
     const custom = loadConfig({
       COMPUTE_DRIVER: 'incus',
@@ -166,6 +168,8 @@ describe('loadConfig', () => {
       INCUS_SIZE_FACTOR: '0.25',
       INCUS_AGENT_IMAGE: 'agent-2',
       INCUS_INSTANCE_TYPE: 'virtual-machine',
+      INCUS_EGRESS_ALLOW: ' 10.20.0.0/16 , 169.254.169.254/32',
+      PUBLIC_URL: 'https://svc.example.com',
     }).config.compute;
     expect(custom).toEqual({
       driver: 'incus',
@@ -177,7 +181,20 @@ describe('loadConfig', () => {
       instanceType: 'virtual-machine',
       agentImage: 'agent-2',
       cliBuildDir: expect.any(String),
+      serviceUrl: 'https://svc.example.com',
+      egressAllow: ['10.20.0.0/16', '169.254.169.254/32'],
     });
+    // INCUS_EGRESS_ALLOW: IPv4 CIDRs, each problem named with the variable.
+    for (const [allow, problem] of [
+      ['10.0.0.0/33', /INCUS_EGRESS_ALLOW: 10\.0\.0\.0\/33 is not an IPv4 CIDR/],
+      ['10.0.0.0/8,intranet', /INCUS_EGRESS_ALLOW: intranet is not an IPv4 CIDR/],
+      ['10.1.0.0/8', /INCUS_EGRESS_ALLOW: 10\.1\.0\.0\/8 has host bits set: write 10\.0\.0\.0\/8/],
+      ['fd00::/8', /INCUS_EGRESS_ALLOW: fd00::\/8: IPv4 ranges only/],
+    ] as const) {
+      expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_EGRESS_ALLOW: allow })).toThrow(
+        problem,
+      );
+    }
     for (const factor of ['0', '-1', '2', 'half']) {
       expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_SIZE_FACTOR: factor })).toThrow(
         /INCUS_SIZE_FACTOR/,

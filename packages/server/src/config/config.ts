@@ -45,6 +45,10 @@ export type ComputeConfig =
       readonly agentImage: string;
       /** The one-file `svc` build (`npm run build:cli`) Agents get at their start. */
       readonly cliBuildDir: string;
+      /** The public URL: machines reach the host only at the port their `SVC_API_URL` names. */
+      readonly serviceUrl: string;
+      /** `INCUS_EGRESS_ALLOW`: private or link-local IPv4 ranges machines may reach. */
+      readonly egressAllow: readonly string[];
       /** Outside SSH to Plain VMs (`INCUS_PUBLIC_ADDRESS`); absent: the bridge only. */
       readonly publicSsh?: IncusPublicSsh;
     }
@@ -280,6 +284,8 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             instanceType: env.INCUS_INSTANCE_TYPE,
             agentImage: env.INCUS_AGENT_IMAGE,
             cliBuildDir: DEFAULT_CLI_BUILD_DIR,
+            serviceUrl: publicUrl,
+            egressAllow: env.INCUS_EGRESS_ALLOW,
             ...(publicSsh && { publicSsh }),
           }
         : env.COMPUTE_DRIVER === 'hetzner'

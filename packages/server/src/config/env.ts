@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseEgressAllow } from './egress-allow.js';
 import { isMailbox } from './mail-config.js';
 
 const optional = z
@@ -69,6 +70,19 @@ export const EnvSchema = z.object({
   INCUS_INSTANCE_TYPE: z.enum(['container', 'virtual-machine']).default('container'),
   /** The image Agents boot (`npm run admin -- images build` makes it). */
   INCUS_AGENT_IMAGE: z.string().min(1).default('svc-agent'),
+  /**
+   * IPv4 CIDRs machines may reach though private, shared or link-local (`10.20.0.0/16,…`);
+   * never the bridge's other machines (their firewalls decide) nor the host. Default: none.
+   */
+  INCUS_EGRESS_ALLOW: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const parsed = parseEgressAllow(raw);
+      if (typeof parsed !== 'string') return parsed;
+      ctx.addIssue({ code: 'custom', message: parsed });
+      return z.NEVER;
+    }),
   /**
    * Where Plain VMs are reached by SSH from outside (a network forward per VM): an address of the
    * host (`203.0.113.5`), or one per cluster member (`member1=203.0.113.5,member2=…`). Unset:

@@ -57,6 +57,14 @@ async function standInNetwork(faults: Faults) {
       version += 1;
       return sendIncusJson(res, 200, { ...ok, metadata: {} });
     }
+    // The host's interfaces, whose addresses no machine may reach (egress rules).
+    if (url.pathname === '/1.0/networks' && req.method === 'GET') {
+      return sendIncusJson(res, 200, { ...ok, metadata: ['/1.0/networks/incusbr0'] });
+    }
+    if (url.pathname === '/1.0/networks/incusbr0/state') {
+      const addresses = [{ family: 'inet', address: '10.77.0.1' }];
+      return sendIncusJson(res, 200, { ...ok, metadata: { addresses } });
+    }
     if (acl && req.method === 'GET') {
       if (!acls.has(acl)) return sendIncusJson(res, 404, { type: 'error', error: 'not found' });
       return sendIncusJson(res, 200, { ...ok, metadata: acls.get(acl) });

@@ -1,7 +1,8 @@
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
-import { type AclRule, egressRules, fromAclRules, toAclRules } from './incus-firewall.js';
+import { type EgressPolicy, egressRules } from './incus-egress.js';
+import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
 import { MACHINE_ID_KEY } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
@@ -11,9 +12,18 @@ interface Network {
 
 interface Acl {
   readonly name: string;
+  readonly description?: string;
   readonly config: Record<string, string>;
   readonly ingress: AclRule[];
+  readonly egress?: AclRule[];
 }
+
+interface InterfaceState {
+  readonly addresses?: { family: string; address: string }[];
+}
+
+/** What machines may reach besides the bridge's DNS: see `EgressPolicy`. */
+export type EgressSettings = Partial<Pick<EgressPolicy, 'service' | 'allow'>>;
 
 const ACLS = 'security.acls';
 /** How often a firewall change is tried when Incus fails applying it. */
@@ -25,18 +35,21 @@ const BRIDGE_ATTEMPTS = 10;
  * Machines' firewalls as Incus network ACLs on the bridge, one per machine and named like its
  * instance. ACLs on an instance's NIC need bridge connection tracking, which some kernels lack
  * ("Protocol error"); on the bridge they work, but then apply to every machine there: each rule
- * names its machine's address, unmatched traffic to a machine is dropped, and machines may send
- * anything (egress allowed, as a provider's firewall does).
+ * names its machine's address, unmatched traffic to a machine is dropped, and each ACL's egress
+ * rules say where its machine may go (`incus-egress.ts`).
  */
 export class IncusBridgeFirewall {
   /** Every change of an ACL or of the bridge's list: one at a time here, and across processes. */
   readonly #queue = new KeyedQueue();
   readonly #lock: IncusLock;
   #bridgeCidr: string | undefined;
+  #hostAddresses: string[] | undefined;
 
   constructor(
     readonly client: IncusClient,
     readonly network: string,
+    /** The service's address and the operator's opt-ins (none: only the bridge's DNS). */
+    public egress: EgressSettings = {},
   ) {
     this.#lock = new IncusLock(client, `svc-lock-${network}`);
   }
@@ -87,6 +100,70 @@ export class IncusBridgeFirewall {
   }
 
   /**
+   * Every IPv4 address of the Incus host, on any interface, as Incus sees them (the host's public
+   * address too: a machine reaching it would reach every port the host listens on). Read once,
+   * and again with `refresh` (the reconciler's pass).
+   */
+  async hostAddresses(refresh = false): Promise<string[]> {
+    if (this.#hostAddresses && !refresh) return this.#hostAddresses;
+    const urls = await this.client.call<string[]>('GET', '/1.0/networks');
+    const states = await Promise.all(
+      urls.map((url) =>
+        this.client
+          .call<InterfaceState>('GET', `/1.0/networks/${encodeURIComponent(nameOf(url))}/state`)
+          // An interface that went away meanwhile has no addresses.
+          .catch((error): InterfaceState | Promise<never> =>
+            isNotFound(error) ? {} : Promise.reject(error),
+          ),
+      ),
+    );
+    this.#hostAddresses = [
+      ...new Set(
+        states.flatMap((state) =>
+          (state.addresses ?? [])
+            .filter((address) => address.family === 'inet')
+            .map((address) => address.address),
+        ),
+      ),
+    ].sort();
+    return this.#hostAddresses;
+  }
+
+  /** Where the machines of this bridge may go (`egressRules`). */
+  async egressPolicy(): Promise<EgressPolicy> {
+    return {
+      bridgeCidr: await this.bridgeCidr(),
+      hostAddresses: await this.hostAddresses(),
+      ...(this.egress.service && { service: this.egress.service }),
+      allow: this.egress.allow ?? [],
+    };
+  }
+
+  /**
+   * Rewrites the egress rules of the machine's ACL when they are not what the policy says now
+   * (an ACL written by an older version, or before the host's addresses changed); its ingress
+   * rules stay. A machine without an ACL is left to `ensure`.
+   */
+  async alignEgress(name: string, address: string): Promise<boolean> {
+    const egress = egressRules(address, await this.egressPolicy());
+    return this.#locked(async () => {
+      let acl: Acl;
+      try {
+        acl = await this.client.call<Acl>('GET', this.#aclPath(name));
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw error;
+      }
+      if (sameRules(acl.egress ?? [], egress)) return false;
+      const { description, config, ingress } = acl;
+      await this.client.call('PUT', this.#aclPath(name), {
+        body: { description, config, ingress, egress },
+      });
+      return true;
+    });
+  }
+
+  /**
    * Sets the machine's rules (making its ACL and attaching it to the bridge when missing).
    * `owner` is the machine's identity config (id, kind, labels, project), which the ACL carries
    * too, so an ACL whose instance is gone is still found and removed as its machine's.
@@ -101,7 +178,7 @@ export class IncusBridgeFirewall {
       description: `firewall of machine ${owner[MACHINE_ID_KEY]}`,
       config: owner,
       ingress: toAclRules(rules, address),
-      egress: egressRules(address, await this.bridgeCidr()),
+      egress: egressRules(address, await this.egressPolicy()),
     };
     await this.#locked(async () => {
       try {
@@ -223,3 +300,20 @@ export class IncusBridgeFirewall {
     return `/1.0/network-acls/${encodeURIComponent(name)}`;
   }
 }
+
+/** The name at the end of an Incus URL (`/1.0/networks/eth0`). */
+const nameOf = (url: string) => decodeURIComponent(url.split('?')[0]?.split('/').pop() ?? '');
+
+/** Rules as Incus keeps them: absent fields read back as empty strings. */
+const canonical = (rules: readonly AclRule[]) =>
+  JSON.stringify(
+    rules.map((rule) =>
+      Object.fromEntries(
+        Object.entries(rule)
+          .filter(([, value]) => value !== '' && value !== undefined)
+          .sort(([a], [b]) => a.localeCompare(b)),
+      ),
+    ),
+  );
+
+const sameRules = (a: readonly AclRule[], b: readonly AclRule[]) => canonical(a) === canonical(b);

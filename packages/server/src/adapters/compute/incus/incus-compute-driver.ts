@@ -21,11 +21,14 @@ import {
 } from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
+import { serviceEndpoint } from './incus-egress.js';
+import { alignmentPatch } from './incus-hardening.js';
 import {
   complete,
   type Instance,
   info,
   isAgentInstance,
+  NIC,
   pinnedAddress,
   requireName,
   type WritableInstance,
@@ -64,6 +67,13 @@ export interface IncusDriverOptions {
   readonly cliBuildDir: string;
   /** Outside SSH to Plain VMs: a port each on the host's public address. */
   readonly publicSsh?: IncusPublicSsh;
+  /**
+   * The service's public URL: machines may reach the host (or a private address) only at the
+   * address and port their `SVC_API_URL` (`machineServiceUrl` of it) names. Unset: no such port.
+   */
+  readonly serviceUrl?: string;
+  /** IPv4 CIDRs machines may reach though private or link-local (`INCUS_EGRESS_ALLOW`). */
+  readonly egressAllow?: readonly string[];
 }
 
 const STOP_TIMEOUT_S = 30;
@@ -118,6 +128,13 @@ export class IncusComputeDriver implements ComputeDriver {
     this.#placement.isClustered = (await this.#client.ping()).isClustered;
     const bridgeCidr = await this.#firewall.bridgeCidr();
     this.#bridgeHost = ipaddr.IPv4.parseCIDR(bridgeCidr)[0].toString();
+    this.#firewall.egress = {
+      allow: this.options.egressAllow ?? [],
+      ...(this.options.serviceUrl && {
+        service: await serviceEndpoint(this.machineServiceUrl(this.options.serviceUrl), this.log),
+      }),
+    };
+    await this.#firewall.hostAddresses();
     for (const address of Object.values(this.options.publicSsh?.addresses ?? {})) {
       if (ipaddr.IPv4.parse(address).match(ipaddr.IPv4.parseCIDR(bridgeCidr))) {
         throw new Error(
@@ -257,7 +274,7 @@ export class IncusComputeDriver implements ComputeDriver {
    * ACL is left (a crash between the two), so the reconciler removes those too.
    */
   async listServers(labels: Readonly<Record<string, string>>): Promise<ServerInfo[]> {
-    const instances = (await this.#instances('2')).filter(
+    const instances = (await this.#instances('1')).filter(
       (instance) => instance.config[MACHINE_ID_KEY] !== undefined,
     );
     const ids = new Set(instances.map((instance) => instance.config[MACHINE_ID_KEY]));
@@ -280,9 +297,13 @@ export class IncusComputeDriver implements ComputeDriver {
     return [...matching.map((instance) => this.#info(instance)), ...aclOnly];
   }
 
-  /** Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone removed. */
+  /**
+   * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone removed; and every
+   * machine's isolation settings and egress rules brought in line (`#alignAll`).
+   */
   async reconcile(): Promise<void> {
     await this.#forwards?.repair(await this.#instances('1'));
+    await this.#alignAll();
   }
 
   /** A Plain VM with a port on the public address is reported there. */
@@ -322,12 +343,60 @@ export class IncusComputeDriver implements ComputeDriver {
     return (await this.#firewall.read(name)) ?? [];
   }
 
-  /** Starts a stopped instance; an Agent first gets the current `svc` build if it changed. */
+  /**
+   * Starts a stopped instance; an Agent first gets the current `svc` build if it changed, and an
+   * instance made before the isolation settings gets them all (its MAC too, which a running one
+   * cannot change).
+   */
   async #start(name: string) {
     const instance = await this.#find(name);
     if (instance?.status === 'Running') return;
-    if (instance) await this.#updateCli(instance);
+    if (instance) {
+      await this.#updateCli(instance);
+      await this.#align(instance);
+    }
     await this.#changeState(name, 'start', 'already running');
+  }
+
+  /**
+   * Brings every machine of the project in line with what `createServer` makes today: the
+   * isolation settings of instances made before them (a running one gets what applies while it
+   * runs, the rest at its next start), and the egress rules of every machine's ACL (an older
+   * version's, or the host's addresses changed).
+   */
+  async #alignAll(): Promise<void> {
+    await this.#firewall.hostAddresses(true);
+    const instances = (await this.#instances('1')).filter(
+      (instance) => instance.config[MACHINE_ID_KEY] !== undefined,
+    );
+    for (const { config } of instances) {
+      const id = config[MACHINE_ID_KEY] as string;
+      await this.#serial.run(id, async () => {
+        const instance = await this.#find(requireName(id));
+        if (!instance) return;
+        await this.#align(instance);
+        const address = instance.devices[NIC]?.['ipv4.address'];
+        if (address && (await this.#firewall.alignEgress(instance.name, address))) {
+          this.log.info({ instance: instance.name }, 'egress rules brought in line');
+        }
+      });
+    }
+  }
+
+  async #align(instance: Instance) {
+    const patch = alignmentPatch(instance, this.options.sizeFactor);
+    if (!patch) return;
+    this.log.info(
+      {
+        instance: instance.name,
+        config: Object.keys(patch.config),
+        devices: Object.keys(patch.devices),
+      },
+      'isolation settings brought in line',
+    );
+    await this.#firewall.exclusive(() =>
+      this.#client.call('PATCH', `/1.0/instances/${instance.name}`, { body: patch }),
+    );
   }
 
   /**
@@ -384,8 +453,8 @@ export class IncusComputeDriver implements ComputeDriver {
     }
   }
 
-  /** Every instance of the project (`recursion` 2 adds their state). */
-  async #instances(recursion: '1' | '2'): Promise<Instance[]> {
+  /** Every instance of the project. */
+  async #instances(recursion: '1'): Promise<Instance[]> {
     const instances = await this.#client.call<Instance[]>('GET', '/1.0/instances', {
       query: { recursion },
     });

@@ -1,8 +1,6 @@
 import type { FirewallRule } from '@svc/contract';
-import ipaddr from 'ipaddr.js';
-import { fromNumber, toNumber } from './incus-instance-spec.js';
 
-/** One ingress rule of an Incus network ACL, as its API spells it. */
+/** One rule of an Incus network ACL, as its API spells it. */
 export interface AclRule {
   readonly action: 'allow' | 'reject' | 'drop';
   readonly state: 'enabled' | 'disabled' | 'logged';
@@ -83,30 +81,4 @@ export function fromAclRules(aclRules: readonly AclRule[]): FirewallRule[] {
     joinable = isV6Half ? undefined : rule;
   }
   return rules;
-}
-
-/**
- * A machine's egress: anywhere outside the bridge's subnet, and the host (the service, and the
- * bridge's resolver). With the bridge's egress default `drop`, traffic between two machines is
- * then let through only by the receiving machine's own ingress rules: a neighbour on the bridge
- * gets no more than its firewall gives everyone. (Egress allowed by default would accept every
- * packet leaving a machine, a neighbour's included, before any ingress rule is asked.)
- */
-export function egressRules(ipv4: string, bridgeCidr: string): AclRule[] {
-  const [host, bits] = ipaddr.IPv4.parseCIDR(bridgeCidr);
-  const network = toNumber(ipaddr.IPv4.networkAddressFromCIDR(bridgeCidr));
-  // 0.0.0.0/0 without the subnet: at each prefix length up to the subnet's, the other half.
-  const outside = Array.from({ length: bits }, (_, i) => {
-    const sibling = (network ^ (2 ** (31 - i))) >>> 0;
-    const kept = i + 1;
-    return `${fromNumber(sibling - (sibling % 2 ** (32 - kept)))}/${kept}`;
-  });
-  return [
-    {
-      action: 'allow',
-      state: 'enabled',
-      source: `${ipv4}/32`,
-      destination: [...outside, `${host.toString()}/32`].join(','),
-    },
-  ];
 }

@@ -6,6 +6,7 @@ import {
   instanceName,
   labelConfig,
   labelsOf,
+  machineMac,
   staticNetworkConfig,
 } from './incus-instance-spec.js';
 
@@ -20,10 +21,36 @@ describe('incus instance spec', () => {
     }
   });
 
-  it('scales the size table, never below one CPU, 256 MiB and 1 GiB', () => {
-    expect(instanceLimits('small', 'us', 1)).toEqual({ cpu: 3, memoryMiB: 4096, diskGiB: 80 });
-    expect(instanceLimits('large', 'eu', 0.5)).toEqual({ cpu: 4, memoryMiB: 8192, diskGiB: 160 });
-    expect(instanceLimits('small', 'eu', 0.01)).toEqual({ cpu: 1, memoryMiB: 256, diskGiB: 1 });
+  it('scales the size table, never below one CPU, 256 MiB, 1 GiB and 512 processes', () => {
+    expect(instanceLimits('small', 'us', 1)).toEqual({
+      cpu: 3,
+      memoryMiB: 4096,
+      diskGiB: 80,
+      processes: 2048,
+    });
+    expect(instanceLimits('large', 'eu', 0.5)).toEqual({
+      cpu: 4,
+      memoryMiB: 8192,
+      diskGiB: 160,
+      processes: 4096,
+    });
+    expect(instanceLimits('small', 'eu', 0.01)).toEqual({
+      cpu: 1,
+      memoryMiB: 256,
+      diskGiB: 1,
+      processes: 512,
+    });
+  });
+
+  it('gives each machine its own fixed, locally administered unicast MAC', () => {
+    const id = '0b6f5c1e-3a52-4c1b-9a8e-7f1d2c3b4a59';
+    const mac = machineMac(id);
+    expect(mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
+    const first = Number.parseInt(mac.slice(0, 2), 16);
+    expect(first & 0b11).toBe(0b10);
+    expect(machineMac(id)).toBe(mac);
+    expect(machineMac(id, 1)).not.toBe(mac);
+    expect(machineMac('1b6f5c1e-3a52-4c1b-9a8e-7f1d2c3b4a59')).not.toBe(mac);
   });
 
   it('stores labels as user config keys and reads them back alone', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type Region, SIZE_SPECS, type Size } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import { stringify } from 'yaml';
@@ -24,11 +25,24 @@ export interface InstanceLimits {
   readonly cpu: number;
   readonly memoryMiB: number;
   readonly diskGiB: number;
+  /** `limits.processes`: tasks (processes and threads) the machine may have at once. */
+  readonly processes: number;
 }
 
 /**
- * The size table's vCPU, RAM and disk, scaled by `factor` (development hosts are smaller than
- * the machines sold), never below one CPU, 256 MiB and 1 GiB.
+ * Tasks per size (`limits.processes`, the pids cgroup, which counts threads too): the host's PID
+ * space is shared, and one machine forking without end must run out of its own, not the host's.
+ * Plenty for a desktop's worth of Node, editors and builds.
+ */
+export const PROCESSES_PER_SIZE: Readonly<Record<Size, number>> = {
+  small: 2048,
+  medium: 4096,
+  large: 8192,
+};
+
+/**
+ * The size table's vCPU, RAM and disk and the processes above, scaled by `factor` (development
+ * hosts are smaller than the machines sold), never below one CPU, 256 MiB, 1 GiB and 512 tasks.
  */
 export function instanceLimits(size: Size, region: Region, factor: number): InstanceLimits {
   const spec = SIZE_SPECS[size][region];
@@ -36,7 +50,19 @@ export function instanceLimits(size: Size, region: Region, factor: number): Inst
     cpu: Math.max(1, Math.round(spec.vcpu * factor)),
     memoryMiB: Math.max(256, Math.round(spec.ramGb * 1024 * factor)),
     diskGiB: Math.max(1, Math.round(spec.diskGb * factor)),
+    processes: Math.max(512, Math.round(PROCESSES_PER_SIZE[size] * factor)),
   };
+}
+
+/**
+ * The fixed MAC of a machine's NIC: locally administered and unicast (first octet `x2`), the
+ * rest from a hash of its id and `attempt`, so it is the same at every retry and a clone (another
+ * id) gets its own. The caller tries the next attempt while the MAC is taken on the bridge.
+ */
+export function machineMac(machineId: string, attempt = 0): string {
+  const hash = createHash('sha256').update(`${machineId}/${attempt}`).digest();
+  const octets = [((hash[0] as number) & 0xfc) | 0x02, ...hash.subarray(1, 6)];
+  return octets.map((octet) => octet.toString(16).padStart(2, '0')).join(':');
 }
 
 /** What identifies a machine's instance and ACL: its id, kind and labels, and the project. */

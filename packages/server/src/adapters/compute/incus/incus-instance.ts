@@ -16,15 +16,10 @@ export const NIC = 'eth0';
 
 export interface Instance {
   readonly name: string;
+  readonly type?: 'container' | 'virtual-machine';
   readonly status: string;
   readonly config: Record<string, string>;
   readonly devices: Record<string, Record<string, string>>;
-  readonly state?: {
-    readonly network?: Record<
-      string,
-      { readonly addresses: { family: string; address: string; scope: string }[] }
-    >;
-  } | null;
 }
 
 /** What `PUT /1.0/instances/<name>` takes besides `config` and `devices`. */
@@ -59,14 +54,13 @@ export const isAgentInstance = (instance: Instance): boolean =>
   instance.config[KIND_KEY] === 'agent';
 
 /**
- * What the service sees: the address from the running instance, else the pinned one; where a
- * Plain VM's SSH server or an Agent's gateway answers there.
+ * What the service sees: the address pinned in the instance's NIC, never one the running
+ * instance reports (root inside may add any address; the edge, pushes, SSH and the firewall must
+ * go only where the machine's own is); where a Plain VM's SSH server or an Agent's gateway
+ * answers there.
  */
 export function info(instance: Instance): ServerInfo {
-  const live = instance.state?.network?.[NIC]?.addresses.find(
-    (address) => address.family === 'inet' && address.scope === 'global',
-  )?.address;
-  const ipv4 = live ?? instance.devices[NIC]?.['ipv4.address'];
+  const ipv4 = instance.devices[NIC]?.['ipv4.address'];
   return {
     id: instance.config[MACHINE_ID_KEY] as string,
     status: instance.status === 'Running' ? 'running' : 'off',
@@ -79,6 +73,37 @@ export function info(instance: Instance): ServerInfo {
   };
 }
 
+/**
+ * The NIC sends only from its own MAC and pinned address: Incus drops frames, ARP and NDP with
+ * any other, and, without IPv6 on the bridge, every IPv6 packet (router advertisements to the
+ * host included); with IPv6 on the bridge, all but its own address. Root inside can add a
+ * neighbour's address, but nothing it sends with it leaves the machine.
+ */
+export const NIC_FILTERING = {
+  'security.mac_filtering': 'true',
+  'security.ipv4_filtering': 'true',
+  'security.ipv6_filtering': 'true',
+} as const;
+
+/**
+ * Instance settings for tenants nobody vouches for (Incus's security guide): each container its
+ * own host UID range (`idmap.isolated`: root inside is no host user another container shares),
+ * unprivileged, no nesting, no 32-bit syscall entry points (a common kernel attack surface no
+ * tenant program here needs), and no guest API socket (`/dev/incus`: cloud-init reads its NoCloud
+ * seed from files, the Agent image nothing).
+ */
+export function hardenedConfig(type: 'container' | 'virtual-machine'): Record<string, string> {
+  return {
+    'security.guestapi': 'false',
+    ...(type === 'container' && {
+      'security.idmap.isolated': 'true',
+      'security.privileged': 'false',
+      'security.nesting': 'false',
+      'security.syscalls.deny_compat': 'true',
+    }),
+  };
+}
+
 export interface NewInstance {
   readonly name: string;
   readonly spec: CreateServerSpec;
@@ -87,6 +112,8 @@ export interface NewInstance {
   /** An image alias, or the instance to copy (clones). */
   readonly source: Instance | string;
   readonly address: string;
+  /** Its NIC's fixed MAC (`machineMac`), free on the bridge. */
+  readonly hwaddr: string;
   readonly bridgeCidr: string;
 }
 
@@ -101,15 +128,16 @@ export function instanceBody(
     readonly network: string;
     readonly instanceType: 'container' | 'virtual-machine';
   },
-  { name, spec, owner, source, address, bridgeCidr }: NewInstance,
+  { name, spec, owner, source, address, hwaddr, bridgeCidr }: NewInstance,
 ) {
   const limits = instanceLimits(spec.size, spec.region, options.sizeFactor);
+  const type = spec.login ? options.instanceType : 'container';
   return {
     name,
-    type: spec.login ? options.instanceType : 'container',
-    // A copy of a running instance needs no snapshot; Incus gives the copy a new MAC
-    // (`volatile.*` is not copied) and a new instance name, which the image's templates make
-    // cloud-init's instance-id, so cloud-init runs again in it.
+    type,
+    // A copy of a running instance needs no snapshot; the copy gets the NIC given here (its own
+    // address and MAC, not the source's) and a new instance name, which the image's templates
+    // make cloud-init's instance-id, so cloud-init runs again in it.
     source:
       typeof source === 'string'
         ? { type: 'image', alias: source }
@@ -120,6 +148,8 @@ export function instanceBody(
       'cloud-init.network-config': staticNetworkConfig(address, bridgeCidr),
       'limits.cpu': String(limits.cpu),
       'limits.memory': `${limits.memoryMiB}MiB`,
+      ...(type === 'container' && { 'limits.processes': String(limits.processes) }),
+      ...hardenedConfig(type),
     },
     devices: {
       // `size` is enforced by btrfs, zfs and lvm pools; a `dir` pool ignores it.
@@ -129,7 +159,14 @@ export function instanceBody(
         pool: options.storagePool,
         size: `${limits.diskGiB}GiB`,
       },
-      [NIC]: { type: 'nic', network: options.network, name: NIC, 'ipv4.address': address },
+      [NIC]: {
+        type: 'nic',
+        network: options.network,
+        name: NIC,
+        'ipv4.address': address,
+        hwaddr,
+        ...NIC_FILTERING,
+      },
     },
   };
 }

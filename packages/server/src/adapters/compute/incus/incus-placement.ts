@@ -3,7 +3,7 @@ import { KeyedQueue } from '../../../util/keyed-queue.js';
 import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { type IncusClient, IncusError } from './incus-client.js';
 import { type Instance, instanceBody, type NewInstance } from './incus-instance.js';
-import { freeAddress } from './incus-instance-spec.js';
+import { freeAddress, MACHINE_ID_KEY, machineMac } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
 /** A writer that does not take the lock (an operator) may pin the address picked meanwhile. */
@@ -37,7 +37,7 @@ export class IncusPlacement {
   }
 
   create(
-    created: Omit<NewInstance, 'address' | 'bridgeCidr'>,
+    created: Omit<NewInstance, 'address' | 'hwaddr' | 'bridgeCidr'>,
     rules: readonly FirewallRule[],
   ): Promise<void> {
     return this.#addresses.run('pin', () =>
@@ -47,11 +47,14 @@ export class IncusPlacement {
 
   /** Creates the firewall, then the instance with a free address pinned; nothing left on failure. */
   async #createPinned(
-    created: Omit<NewInstance, 'address' | 'bridgeCidr'>,
+    created: Omit<NewInstance, 'address' | 'hwaddr' | 'bridgeCidr'>,
     rules: readonly FirewallRule[],
   ) {
     const { name, owner } = created;
-    const used = await this.#usedAddresses();
+    const { addresses: used, macs } = await this.#used();
+    const id = owner[MACHINE_ID_KEY] as string;
+    let hwaddr = machineMac(id);
+    for (let attempt = 1; macs.has(hwaddr); attempt++) hwaddr = machineMac(id, attempt);
     for (let attempt = 1; ; attempt++) {
       const address = freeAddress(await this.firewall.bridgeCidr(), used);
       if (!address) throw new Error(`no free IPv4 address left on ${this.options.network}`);
@@ -62,7 +65,7 @@ export class IncusPlacement {
         await this.firewall.exclusive(() =>
           this.client.call('POST', '/1.0/instances', {
             ...(this.isClustered && { query: { target: `@${created.spec.region}` } }),
-            body: instanceBody(this.options, { ...created, address, bridgeCidr }),
+            body: instanceBody(this.options, { ...created, address, hwaddr, bridgeCidr }),
           }),
         );
         return;
@@ -77,9 +80,10 @@ export class IncusPlacement {
 
   /**
    * Addresses on the bridge already given out: pinned on any instance's NIC, in any project (the
-   * bridge is shared by all), or leased.
+   * bridge is shared by all), or leased; and the MACs of every instance's NICs, fixed or given by
+   * Incus (`volatile.<nic>.hwaddr`).
    */
-  async #usedAddresses(): Promise<Set<string>> {
+  async #used(): Promise<{ addresses: Set<string>; macs: ReadonlySet<string | undefined> }> {
     const [instances, leases] = await Promise.all([
       this.client.call<Instance[]>('GET', '/1.0/instances', {
         query: { recursion: '1', 'all-projects': 'true' },
@@ -89,7 +93,7 @@ export class IncusPlacement {
         `/1.0/networks/${this.options.network}/leases`,
       ),
     ]);
-    return new Set([
+    const addresses = new Set([
       ...leases.map((lease) => lease.address),
       ...instances.flatMap((instance) =>
         Object.values(instance.devices ?? {})
@@ -97,5 +101,14 @@ export class IncusPlacement {
           .filter((address): address is string => Boolean(address)),
       ),
     ]);
+    const macs = new Set<string | undefined>(
+      instances.flatMap((instance) => [
+        ...Object.values(instance.devices ?? {}).map((device) => device.hwaddr),
+        ...Object.entries(instance.config ?? {})
+          .filter(([key]) => /^volatile\..+\.hwaddr$/.test(key))
+          .map(([, value]) => value),
+      ]),
+    );
+    return { addresses, macs };
   }
 }

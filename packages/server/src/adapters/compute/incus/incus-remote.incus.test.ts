@@ -79,6 +79,8 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
         instanceType: 'container',
         agentImage: 'svc-agent',
         cliBuildDir: dir,
+        serviceUrl: 'http://localhost:8080',
+        egressAllow: [],
       },
       dir,
       pino({ level: 'silent' }),
