@@ -5,7 +5,13 @@ import path from 'node:path';
 export const AGENT_ENV_FILE = '.crabglamp/agent.env';
 
 export interface AgentCredentials {
+  /** Where this machine reaches the service (`SVC_API_URL`). */
   readonly apiUrl: string;
+  /**
+   * The service's URL as browsers know it (`SVC_PUBLIC_URL`): links for a browser use it, since
+   * the address the machine reaches the service at may be another origin to the browser.
+   */
+  readonly publicUrl?: string;
   readonly agentId?: string;
   readonly hmacToken: string;
 }
@@ -40,9 +46,14 @@ export async function loadAgentCredentials(
     const fromFile = await readAgentEnv(env.HOME ?? '');
     values = { ...fromFile, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v)) };
   }
-  const { SVC_API_URL: apiUrl, SVC_HMAC_TOKEN: hmacToken, SVC_AGENT_ID: agentId } = values;
+  const {
+    SVC_API_URL: apiUrl,
+    SVC_PUBLIC_URL: publicUrl,
+    SVC_HMAC_TOKEN: hmacToken,
+    SVC_AGENT_ID: agentId,
+  } = values;
   if (!apiUrl || !hmacToken) return undefined;
-  return { apiUrl, hmacToken, ...(agentId && { agentId }) };
+  return { apiUrl, hmacToken, ...(publicUrl && { publicUrl }), ...(agentId && { agentId }) };
 }
 
 /** The credentials, or an error that says where they come from. */

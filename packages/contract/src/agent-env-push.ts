@@ -22,7 +22,12 @@ import {
 export const ENV_PUSH_PATH = '/_svc/agent-env';
 export const ENV_PUSH_SIGNATURE_HEADER = 'x-svc-signature';
 /** What a push may change; the Agent's id and the push key itself never change this way. */
-export const PUSHABLE_KEYS = ['SVC_API_URL', 'SVC_HMAC_TOKEN', 'SVC_GATEWAY_SECURE_COOKIES'];
+export const PUSHABLE_KEYS = [
+  'SVC_API_URL',
+  'SVC_PUBLIC_URL',
+  'SVC_HMAC_TOKEN',
+  'SVC_GATEWAY_SECURE_COOKIES',
+];
 export const ENV_PUSH_MAX_AGE_MS = 5 * 60_000;
 
 export interface EnvPush {

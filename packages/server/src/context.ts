@@ -242,7 +242,8 @@ export async function createContext(
       bootstrapEnv: (agent) =>
         agentBootstrapEnv(
           {
-            publicUrl: compute.machineServiceUrl?.(publicUrl) ?? publicUrl,
+            publicUrl,
+            machineServiceUrl: compute.machineServiceUrl?.(publicUrl),
             agentScheme: config.http.agentOrigin.scheme,
           },
           secrets.hmacKey,

@@ -27,6 +27,24 @@ describe("the dashboard link of the Agent's gateway", () => {
     );
   });
 
+  it("uses the service's public URL, never the address the machine reaches the service at", async () => {
+    await withEnvFile(
+      `SVC_API_URL=http://10.77.0.1:8080\nSVC_PUBLIC_URL=http://localhost:8080/\nSVC_AGENT_ID=${agentId}\nSVC_HMAC_TOKEN=${token}`,
+    );
+    expect(await agentDashboardUrl({ HOME: home })).toBe(
+      `http://localhost:8080/dashboard/agents/${agentId}?open=1`,
+    );
+    // Only in the environment (no file): the same.
+    await rm(path.join(home, '.crabglamp/agent.env'));
+    expect(
+      await agentDashboardUrl({
+        SVC_API_URL: 'http://10.77.0.1:8080',
+        SVC_PUBLIC_URL: 'https://svc.example.com',
+        SVC_HMAC_TOKEN: token,
+      }),
+    ).toBe(`https://svc.example.com/dashboard/agents/${agentId}?open=1`);
+  });
+
   it('takes the id from the token when the file names none, and gives up without credentials', async () => {
     await withEnvFile(`SVC_API_URL=http://localhost:8080\nSVC_HMAC_TOKEN=${token}`);
     expect(await agentDashboardUrl({ HOME: home })).toBe(

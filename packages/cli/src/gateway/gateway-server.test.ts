@@ -39,7 +39,8 @@ describe('svc gateway', () => {
     await mkdir(path.join(home, '.crabglamp'), { recursive: true });
     await writeFile(
       path.join(home, '.crabglamp/agent.env'),
-      `SVC_API_URL=http://127.0.0.1:9\nSVC_HMAC_TOKEN=svc1.${agentId}.1.${mac}\n`,
+      // The machine reaches the service at one address, browsers at another (`SVC_PUBLIC_URL`).
+      `SVC_API_URL=http://127.0.0.1:9\nSVC_PUBLIC_URL=http://svc.localhost:8080/\nSVC_HMAC_TOKEN=svc1.${agentId}.1.${mac}\n`,
     );
     const bin = path.join(root, 'bin');
     await mkdir(bin);
@@ -111,14 +112,15 @@ describe('svc gateway', () => {
     expect(html).toContain('<strong>crab &lt;one&gt;</strong>');
     // Already open here: the link leads to the Agent's page, not to opening it again.
     expect(html).toContain(
-      `<a href="http://127.0.0.1:9/dashboard/agents/${agentId}">Dashboard</a>`,
+      `<a href="http://svc.localhost:8080/dashboard/agents/${agentId}">Dashboard</a>`,
     );
     expect(await (await get('/_svc/')).text()).toContain('<title>Home · crab &lt;one&gt;</title>');
   });
 
   it('sends a browser without the cookie to the dashboard to open the Agent, and one with it to /_svc/', async () => {
     // No SVC_AGENT_ID in this home's agent.env: the id comes from the token.
-    const dashboard = `http://127.0.0.1:9/dashboard/agents/${agentId}?open=1`;
+    // On the public URL, where the user is signed in; never the machine's address of the service.
+    const dashboard = `http://svc.localhost:8080/dashboard/agents/${agentId}?open=1`;
     const page = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
     const visit = (route: string, headers: Record<string, string>) =>
       fetch(`${base}${route}`, { headers, redirect: 'manual' });

@@ -178,6 +178,22 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     expect(await run('stat -c "%U %a" ~/.crabglamp/agent.env')).toBe('agent 600');
   });
 
+  it("sends a browser without the cookie to PUBLIC_URL's dashboard, not to the service's address on the bridge", async () => {
+    const publicUrl = t.ctx.config.http.publicUrl;
+    const run = async (command: string) => (await shell.run(command)).output.trim();
+    expect(await run('sed -n "s/^SVC_PUBLIC_URL=//p" ~/.crabglamp/agent.env')).toBe(publicUrl);
+    // As the edge forwards it: the Agent's own Host, a page asked for, no cookie.
+    const host = new URL(mine.agent.url).host;
+    const visit = await localRequest(`${mine.base}/`, { headers: { host, accept: 'text/html' } });
+    expect(visit.status).toBe(302);
+    expect(visit.headers.location).toBe(`${publicUrl}/dashboard/agents/${mine.agent.id}?open=1`);
+    // The "Dashboard" link of the gateway's pages too.
+    const link = (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url;
+    const cookie = await gatewayCookie(mine.base, link);
+    const home = await localRequest(`${mine.base}/_svc/`, { headers: { host, cookie } });
+    expect(home.body).toContain(`href="${publicUrl}/dashboard/agents/${mine.agent.id}"`);
+  });
+
   it("clones the home into a machine of its own, and a transfer's new token reaches the gateway", async () => {
     expect((await shell.run('echo "kept across the clone" > ~/note.txt')).code).toBe(0);
     const cloned = await owner.post(`/api/agents/${mine.agent.id}/clone`, {
