@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { PlainVm } from '@svc/contract';
+import { DEFAULT_FIREWALL_RULES, type PlainVm } from '@svc/contract';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
@@ -11,6 +12,7 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+import { IncusComputeDriver } from '../adapters/compute/incus/incus-compute-driver.js';
 
 // SSH to a Plain VM from outside the host (`INCUS_PUBLIC_ADDRESS`), through the HTTP API on the
 // real Incus daemon: the outside client is a network namespace of the test's own, joined to the
@@ -181,5 +183,58 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
     expect((await client.delete(`/api/plain-vms/${id}`)).body.status).toBe('destroying');
     await waitFor(async () => (await client.get(`/api/plain-vms/${id}`)).status === 404, 60_000);
     expect((await entries()).filter((entry) => entry.description.includes(id))).toEqual([]);
+  });
+
+  it('gives VMs made at once by two processes a port each, and frees both', async () => {
+    // Two drivers, as two service processes sharing the daemon: each its own client and locks.
+    const options = {
+      socketPath: INCUS_SOCKET,
+      project: project.name,
+      network: 'incusbr0',
+      storagePool: 'default',
+      sizeFactor: 0.25,
+      instanceType: 'container' as const,
+      agentImage: 'svc-agent',
+      cliBuildDir: path.join(import.meta.dirname, '../../../cli/dist'),
+      publicSsh: { addresses: { '*': outside.hostAddress }, ports: PORTS },
+    };
+    const drivers = [0, 1].map(() => new IncusComputeDriver(options, pino({ level: 'silent' })));
+    const ids = [randomUUID(), randomUUID()];
+    try {
+      await Promise.all(drivers.map((driver) => driver.connect()));
+      const servers = await Promise.all(
+        ids.map((id, i) =>
+          (drivers[i] as IncusComputeDriver).createServer({
+            id,
+            size: 'small',
+            region: 'eu',
+            image: 'debian-12',
+            bootstrapEnv: {},
+            // Not `managedBy: svc`: the service of this test would remove them as unknown.
+            labels: { managedBy: 'svc-forward-test', kind: 'plain_vm', plainVmId: id },
+            login: { user: 'debian', authorizedKeys: [key.publicLine] },
+            firewall: DEFAULT_FIREWALL_RULES,
+          }),
+        ),
+      );
+      const ports = servers.map((server) => server.ssh?.port);
+      expect(servers.map((server) => server.ssh?.host)).toEqual([
+        outside.hostAddress,
+        outside.hostAddress,
+      ]);
+      expect(new Set(ports).size).toBe(2);
+      const now = await entries();
+      for (const [i, id] of ids.entries()) {
+        expect(now.filter((entry) => entry.description.includes(id))).toEqual([
+          expect.objectContaining({ listen_port: String(ports[i]), target_port: '22' }),
+        ]);
+      }
+    } finally {
+      await Promise.all(ids.map((id, i) => (drivers[i] as IncusComputeDriver).deleteServer(id)));
+      await Promise.all(drivers.map((driver) => driver.close()));
+    }
+    expect((await entries()).filter((e) => ids.some((id) => e.description.includes(id)))).toEqual(
+      [],
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { ANY_MEMBER, type IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
-import { complete, type Instance, pinnedAddress } from './incus-instance.js';
+import { complete, type Instance, NIC, pinnedAddress } from './incus-instance.js';
 import { KIND_KEY, MACHINE_ID_KEY } from './incus-instance-spec.js';
 
 /** The VM's port on the public address, kept on the instance so a lost entry gets it back. */
@@ -130,34 +130,60 @@ export class IncusSshForwards {
    * entries of this project whose machine has no instance are removed.
    */
   async repair(instances: readonly Instance[]): Promise<void> {
-    const plainVms = instances.filter(
+    const plainVms = (instances as Placed[]).filter(
       (instance) => instance.config[KIND_KEY] === 'plain_vm' && instance.config[MACHINE_ID_KEY],
     );
     const forwards = await this.#forwards();
-    const owners = new Set(
-      forwards.flatMap((forward) =>
-        forward.ports.flatMap((entry) => (this.#isOurs(entry) ? [ownerOf(entry)?.machineId] : [])),
-      ),
-    );
     for (const instance of plainVms) {
-      if (!owners.has(instance.config[MACHINE_ID_KEY])) await this.ensure(instance);
+      const id = instance.config[MACHINE_ID_KEY] as string;
+      const isInPlace = forwards.some(
+        (forward) =>
+          this.#isItsForward(forward, instance) &&
+          forward.ports.some(
+            (entry) =>
+              this.#isOwn(entry, id) &&
+              entry.target_address === instance.devices[NIC]?.['ipv4.address'] &&
+              entry.listen_port === instance.config[SSH_PORT_KEY],
+          ),
+      );
+      if (!isInPlace) await this.ensure(instance);
     }
-    const live = new Set(plainVms.map((instance) => instance.config[MACHINE_ID_KEY]));
-    if ([...owners].some((owner) => owner && !live.has(owner))) {
+    // Entries whose machine is gone, or on another address than its member's (one changed).
+    const isStale = (byId: ReadonlyMap<string, Placed>) => (owner: string, forward: Forward) => {
+      const instance = byId.get(owner);
+      return !instance || !this.#isItsForward(forward, instance);
+    };
+    const live = new Map(plainVms.map((vm) => [vm.config[MACHINE_ID_KEY] as string, vm]));
+    if (this.#hasEntries(forwards, isStale(live))) {
       await this.firewall.exclusive(async () => {
         // Looked at again under the lock: a VM made meanwhile has its instance by now.
-        const now = new Set(
-          (await this.#projectInstances()).map((instance) => instance.config[MACHINE_ID_KEY]),
-        );
-        await this.#removeWhere((owner) => !now.has(owner));
+        const now = await this.#projectInstances();
+        const byId = new Map(now.map((vm) => [vm.config[MACHINE_ID_KEY] as string, vm]));
+        await this.#removeWhere(isStale(byId));
       });
     }
   }
 
-  async #removeWhere(isGone: (machineId: string) => boolean): Promise<void> {
+  #isItsForward(forward: Forward, instance: Placed): boolean {
+    const member = this.#member(instance);
+    return (
+      forward.listen_address === this.addressOf(instance) &&
+      (!member || forward.location === member)
+    );
+  }
+
+  #hasEntries(forwards: readonly Forward[], match: (owner: string, f: Forward) => boolean) {
+    return forwards.some((forward) =>
+      forward.ports.some(
+        (entry) => this.#isOurs(entry) && match(ownerOf(entry)?.machineId ?? '', forward),
+      ),
+    );
+  }
+
+  async #removeWhere(isGone: (machineId: string, forward: Forward) => boolean): Promise<void> {
     for (const forward of await this.#forwards()) {
       const gone = (entry: ForwardPort) =>
-        this.#isOurs(entry) && isGone(ownerOf(entry)?.machineId ?? '');
+        this.#isOurs(entry) && isGone(ownerOf(entry)?.machineId ?? '', forward);
       if (!forward.ports.some(gone)) continue;
       const member = this.isClustered() ? forward.location : undefined;
       await this.#change(forward.listen_address, member, async (ports) =>
@@ -290,8 +316,8 @@ export class IncusSshForwards {
     }
   }
 
-  async #projectInstances(): Promise<Instance[]> {
-    const instances = await this.client.call<Instance[]>('GET', '/1.0/instances', {
+  async #projectInstances(): Promise<Placed[]> {
+    const instances = await this.client.call<Placed[]>('GET', '/1.0/instances', {
       query: { recursion: '1' },
     });
     return instances.map(complete);
