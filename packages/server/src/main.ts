@@ -1,5 +1,6 @@
 import { createComputeDriver } from './adapters/compute/create-compute-driver.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
+import { secureDataDir } from './config/data-dir.js';
 import { resolveSecrets } from './config/dev-keys.js';
 import type { AppContext } from './context.js';
 import { agentHostMatcher } from './edge/edge-host.js';
@@ -23,9 +24,19 @@ type Role = 'all' | 'api' | 'edge' | 'worker';
  * first steps need is imported up front: the service's modules load while /healthz already answers.
  */
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  // Before anything writes: what the service creates (the embedded database's files, keys,
+  // machines, mail) is its user's alone.
+  process.umask(0o077);
   const role = parseRole(argv);
   const { config, secrets: rawSecrets } = loadConfig(env);
   const loggers = subsystemLoggers(createLogger(config));
+  const { tightened } = await secureDataDir(config.dataDir);
+  if (tightened > 0) {
+    loggers.root.warn(
+      { dataDir: config.dataDir, tightened },
+      'DATA_DIR was open to other users: it and everything in it are now owner-only (0700 directories, 0600 files)',
+    );
+  }
   const secrets = await resolveSecrets(config, rawSecrets, (message) =>
     warnLoudly(loggers.root, message),
   );

@@ -1,51 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TEST_ENV } from '../test/test-context.js';
-import { parentEnv } from '../test/test-db.js';
+import { runServiceUntil as runService } from '../test/service-process.js';
 
-const MAIN = path.join(import.meta.dirname, 'main.ts');
 const LOCAL_WARNING = 'COMPUTE_DRIVER=local is for development only';
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * The real service, as `npm start` runs it, until it exits by itself or logs `listening` (then it
- * is stopped with SIGTERM, as an operator would).
- */
-function runService(env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-      env: { ...parentEnv(), ...TEST_ENV, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the service neither listened nor exited in time:\n${stdout}\n${stderr}`));
-      // A start compiles the sources (tsx) and migrates: slow on a loaded machine.
-    }, 90_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk;
-      if (stdout.includes('"msg":"listening"')) child.kill('SIGTERM');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 // Each test starts the real service, once or more: more than the default 30 s on a loaded machine.
 const START_TIMEOUT_MS = 120_000;

@@ -28,6 +28,41 @@ export function startService(
   });
 }
 
+/**
+ * The real service, as `npm start` runs it (on loopback, any port, logging at info), until it
+ * exits by itself or logs `until` (then it is stopped with SIGTERM, as an operator would).
+ */
+export function runServiceUntil(
+  env: Record<string, string>,
+  until = 'listening',
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env: { ...parentEnv(), ...TEST_ENV, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the service did not get to "${until}" in time:\n${stdout}\n${stderr}`));
+      // A start compiles the sources (tsx) and migrates: slow on a loaded machine.
+    }, 90_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk;
+      if (stdout.includes(`"msg":"${until}"`)) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 /** Ends a service process and waits for it to be gone. */
 export async function stopService(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

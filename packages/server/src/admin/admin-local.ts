@@ -1,4 +1,5 @@
 import type { Config, RawSecrets } from '../config/config.js';
+import { secureDataDir } from '../config/data-dir.js';
 import { resolveSecrets } from '../config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../context.js';
 import { AppError, toErrorEnvelope } from '../errors.js';
@@ -16,7 +17,13 @@ export async function runInProcess(
   name: string,
   args: Record<string, string>,
 ): Promise<AdminOutcome> {
+  // As the service does (main.ts): the database this opens stays its user's alone.
+  process.umask(0o077);
   const loggers = subsystemLoggers(createLogger({ logLevel: 'warn' }, process.stderr));
+  const { tightened } = await secureDataDir(config.dataDir);
+  if (tightened > 0) {
+    loggers.root.warn({ dataDir: config.dataDir, tightened }, 'DATA_DIR made owner-only');
+  }
   const secrets = await resolveSecrets(config, raw, (message) => loggers.root.warn(message));
   const ctx = await createContext(config, secrets, { loggers });
   try {

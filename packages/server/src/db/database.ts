@@ -1,9 +1,12 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { fromPglite } from 'pg-boss';
 import type { DatabaseConfig } from '../config/config.js';
+import { makeOwnerOnly } from '../util/owner-only.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { pgliteDialect } from './pglite-dialect.js';
 import type { DB } from './schema.js';
@@ -45,16 +48,21 @@ export async function createDatabase(
 /** `loadDataDir`: start from a dump of another PGlite database (tests clone a migrated one). */
 export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   let unlock = async () => {};
-  if (!dataDir.startsWith('memory://')) {
+  const onDisk = !dataDir.startsWith('memory://');
+  if (onDisk) {
     await mkdir(dataDir, { recursive: true });
     unlock = await lockDataDir(dataDir);
   }
+  const isNew = onDisk && !existsSync(path.join(dataDir, 'PG_VERSION'));
   const pglite = await PGlite.create({ dataDir, ...(loadDataDir && { loadDataDir }) }).catch(
     async (error: unknown) => {
       await unlock();
       throw error;
     },
   );
+  // A new database's files are written with the modes of PGlite's template (0666), whatever the
+  // umask: made owner-only at once (files PostgreSQL adds later follow the umask).
+  if (isNew) await makeOwnerOnly(dataDir);
   const lock = new SessionLock();
   const db = new Kysely<DB>({
     dialect: pgliteDialect(pglite, lock),
