@@ -35,6 +35,11 @@ export interface EnvPush {
   /** Milliseconds since the epoch, when the service signed it. */
   readonly issuedAt: number;
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * A new certificate for the gateway's own key (PEM, signed by the service's CA; see
+   * `gateway-tls`): the first one after enrollment, a renewed one after.
+   */
+  readonly gatewayCert?: string;
 }
 
 /** PKCS #8 DER of an Ed25519 private key, before its 32-byte seed. */

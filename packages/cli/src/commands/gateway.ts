@@ -5,6 +5,7 @@ import { CodeServer, findCodeServer } from '../gateway/code-server.js';
 import { agentDashboardUrl } from '../gateway/dashboard-link.js';
 import { GatewayAuth } from '../gateway/gateway-auth.js';
 import { createGatewayServer } from '../gateway/gateway-server.js';
+import { GatewayTls } from '../gateway/gateway-tls.js';
 import type { CliIo } from '../main.js';
 import { CLI_VERSION } from '../version.js';
 import type { CliCommand } from './index.js';
@@ -48,7 +49,10 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   const codeServerBin =
     io.env.SVC_GATEWAY_BUILTIN_EDITOR === 'true' ? undefined : await findCodeServer(io.env);
   let codeServer: CodeServer | undefined;
+  // A cloud machine's gateway speaks only TLS, to the service only (~/.crabglamp/gateway-tls).
+  const tls = await GatewayTls.load(home);
   const gateway = createGatewayServer({
+    tls,
     home,
     env: io.env,
     auth: new GatewayAuth(io.env),
@@ -75,7 +79,7 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
           : '';
     throw new Error(`the gateway cannot listen on ${host}:${port}: ${error.message}${hint}`);
   });
-  io.stdout.write(`svc gateway listening on ${host}:${port}\n`);
+  io.stdout.write(`svc gateway listening on ${host}:${port}${tls ? ' (TLS)' : ''}\n`);
   // Started only once the port is ours: a gateway that cannot listen leaves nothing behind.
   if (codeServerBin) {
     codeServer = await CodeServer.start(codeServerBin, home, io.env).catch((error: unknown) => {

@@ -17,7 +17,14 @@ export interface PushAnswer {
 export class EnvPushes {
   #turn: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly home: string) {}
+  /**
+   * `takeCert`: where a pushed certificate for the gateway goes (`GatewayTls.take`; answers why
+   * it refuses one); a gateway without TLS refuses pushes that carry one.
+   */
+  constructor(
+    private readonly home: string,
+    private readonly takeCert?: (pem: string) => Promise<string | undefined>,
+  ) {}
 
   take(body: string, signature: string | undefined, now = Date.now()): Promise<PushAnswer> {
     const turn = this.#turn.then(() => this.#take(body, signature, now));
@@ -45,6 +52,12 @@ export class EnvPushes {
     const pushedToken = opened.env.SVC_HMAC_TOKEN;
     if (pushedToken && generationOf(pushedToken) < generationOf(current.SVC_HMAC_TOKEN ?? '')) {
       return { status: 403, reason: 'an older token' };
+    }
+    if (opened.gatewayCert !== undefined) {
+      const refused = this.takeCert
+        ? await this.takeCert(String(opened.gatewayCert))
+        : 'this gateway has no TLS';
+      if (refused) return { status: 403, reason: `certificate refused: ${refused}` };
     }
     const next: Record<string, string> = { ...current, SVC_PUSHED_AT: String(opened.issuedAt) };
     for (const key of PUSHABLE_KEYS) {

@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { errorEnvelope } from '@svc/contract';
 import {
   ENV_PUSH_PATH,
@@ -12,12 +14,15 @@ import {
   GATEWAY_COOKIE_TTL_SECONDS,
   GATEWAY_PREFIX,
 } from '@svc/contract/gateway-ticket';
+import { ENROLL_KEY_VARIABLE, ENROLL_PROOF_PATH } from '@svc/contract/gateway-tls';
 import { WebSocketServer } from 'ws';
+import { readAgentEnv } from '../agent-env.js';
 import type { Asset } from './assets.js';
 import { CODE_SERVER_PREFIX, type CodeServer } from './code-server.js';
 import { EnvPushes } from './env-push.js';
 import { FileAccessError, HomeFiles } from './files-api.js';
 import type { GatewayAuth } from './gateway-auth.js';
+import type { GatewayTls } from './gateway-tls.js';
 import { HomeSeeds } from './home-seed.js';
 import { editorPage, indexPage, PAGE_HEADERS, type PageContext, terminalPage } from './pages.js';
 import { TerminalSessions } from './terminal-sessions.js';
@@ -42,6 +47,11 @@ export interface GatewayOptions {
   readonly dashboardUrl?: () => Promise<string | undefined>;
   /** The Agent's name (`agentNameSource`), shown in the pages' titles and headers. */
   readonly agentName?: () => Promise<string | undefined>;
+  /**
+   * On a cloud machine: HTTPS only, for the service's client certificate only (`GatewayTls`).
+   * Without it (the local driver's loopback machines) the gateway speaks plain HTTP.
+   */
+  readonly tls?: GatewayTls | undefined;
 }
 
 const CROSS_ORIGIN = errorEnvelope('forbidden', { detail: 'cross-origin request refused' });
@@ -67,16 +77,27 @@ export function createGatewayServer(options: GatewayOptions) {
   const files = new HomeFiles(options.home);
   const terminals = new TerminalSessions(options.home, options.env);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-  const pushes = new EnvPushes(options.home);
+  const { tls } = options;
+  const pushes = new EnvPushes(options.home, tls && ((pem) => tls.take(pem)));
   const seeds = new HomeSeeds(options.home);
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => {
       if (error instanceof FileAccessError)
         return json(res, error.status, errorEnvelope(error.code, { detail: error.message }));
       json(res, 500, errorEnvelope('internal_error'));
     });
-  });
+  };
+  const server = tls ? createTlsServer(tls.serverOptions(), onRequest) : createServer(onRequest);
+  if (tls) {
+    // The CA vouches for machines too: only the service's own certificate gets an answer.
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (!tls.isService(socket)) socket.destroy();
+    });
+    tls.onChange = (files) =>
+      (server as ReturnType<typeof createTlsServer>).setSecureContext(files);
+    tls.watch();
+  }
 
   /** The Agent's name and its dashboard page (without `?open=1`: it is already open here). */
   async function pageContext(): Promise<PageContext> {
@@ -104,6 +125,12 @@ export function createGatewayServer(options: GatewayOptions) {
     if (route === `${GATEWAY_PREFIX}/health`) return json(res, 200, { status: 'ok' });
     if (route === `${GATEWAY_PREFIX}/version`) return json(res, 200, { version: options.version });
     if (route === `${GATEWAY_PREFIX}/open`) return open(url, res);
+    // Asked by the service only (the TLS client check), while it enrolls this machine.
+    if (route === ENROLL_PROOF_PATH && tls && req.method === 'GET') {
+      const enrollKey = (await readAgentEnv(options.home))[ENROLL_KEY_VARIABLE];
+      if (!enrollKey) return json(res, 404, errorEnvelope('not_found'));
+      return json(res, 200, { proof: tls.proof(enrollKey) });
+    }
     // The service's own request, authenticated by its signature, not by a browser's cookie.
     if (route === ENV_PUSH_PATH && req.method === 'POST') {
       const signature = req.headers[ENV_PUSH_SIGNATURE_HEADER];
@@ -266,6 +293,7 @@ export function createGatewayServer(options: GatewayOptions) {
     server,
     close: async () => {
       clearInterval(recheck);
+      tls?.close();
       terminals.close();
       options.codeServer?.stop();
       for (const client of sockets.clients) client.terminate();
