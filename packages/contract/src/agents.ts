@@ -3,6 +3,7 @@ import { AdoptedFrom, BundleAddress, CredentialKey } from './bundle-manifest.js'
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { MachineState } from './lifecycle.js';
+import { STATUS_REASON_DESCRIPTION } from './status-reasons.js';
 
 export const Size = z.enum(['small', 'medium', 'large']);
 export type Size = z.infer<typeof Size>;
@@ -57,7 +58,7 @@ export const Agent = z.object({
   subdomain: z.string(),
   url: z.string(),
   specs: z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() }),
-  statusReason: z.string().nullable(),
+  statusReason: z.string().nullable().meta({ description: STATUS_REASON_DESCRIPTION }),
   /** The bundle version its home was adopted from, if it was. */
   adoptedFrom: AdoptedFrom.nullable(),
   /** Credentials the bundle names that the adopter left unset (they are not in `~/.openclaw/.env`). */

@@ -36,6 +36,7 @@ export * from './openapi.js';
 export * from './plain-vms.js';
 export * from './request-input.js';
 export * from './roles.js';
+export * from './status-reasons.js';
 export * from './vault.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */

@@ -4,6 +4,7 @@ import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { FirewallRule, FirewallRules } from './firewall.js';
 import { MachineState } from './lifecycle.js';
+import { STATUS_REASON_DESCRIPTION } from './status-reasons.js';
 
 /** The OS images a Plain VM can run, with the user each logs in as. */
 export const OS_IMAGES = [
@@ -45,7 +46,7 @@ export const PlainVm = z.object({
   osImageKey: OsImageKey,
   billingType: BillingType,
   status: MachineState,
-  statusReason: z.string().nullable(),
+  statusReason: z.string().nullable().meta({ description: STATUS_REASON_DESCRIPTION }),
   provider: z.string(),
   access: PlainVmAccess,
   defaultUser: z.string(),
@@ -92,10 +93,21 @@ export const listOsImages = defineEndpoint({
   path: '/api/plain-vms/images',
   auth: 'session',
   tag,
-  summary: 'The OS images a Plain VM can run, with their default users.',
+  summary:
+    'The OS images a Plain VM can run, with their default users, and whether this service has each now.',
   response: {
     status: 200,
-    body: z.array(z.object({ key: OsImageKey, displayName: z.string(), defaultUser: z.string() })),
+    body: z.array(
+      z.object({
+        key: OsImageKey,
+        displayName: z.string(),
+        defaultUser: z.string(),
+        available: z.boolean().meta({
+          description:
+            'Whether the compute driver has this image now: a VM of an image it lacks ends in `error` with `image_unavailable`',
+        }),
+      }),
+    ),
   },
   errors: [],
 });

@@ -1,3 +1,4 @@
+import { ComputeUnavailable } from './adapters/compute/compute-driver.js';
 import { createComputeDriver } from './adapters/compute/create-compute-driver.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { secureDataDir } from './config/data-dir.js';
@@ -186,7 +187,9 @@ function parseRole(argv: readonly string[]): Role {
 }
 
 main(process.argv.slice(2), process.env).catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(error.message);
-  else console.error(error);
+  // What the operator fixes is said in their words alone; anything else keeps its stack.
+  if (error instanceof ConfigError || error instanceof ComputeUnavailable) {
+    console.error(error.message);
+  } else console.error(error);
   process.exitCode = 1;
 });

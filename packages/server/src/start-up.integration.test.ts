@@ -66,6 +66,9 @@ describe('starting with the incus compute driver', () => {
         });
         expect(run.code).toBe(1);
         expect(run.stderr).toContain(`Incus is unreachable at unix socket ${socket} (ENOENT)`);
+        // One line for the operator, no stack trace.
+        expect(run.stderr).not.toMatch(/^\s+at /m);
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
         expect(run.stderr).not.toContain('COMPUTE_DRIVER:');
         expect(run.stdout).not.toContain('"msg":"listening"');
       } finally {

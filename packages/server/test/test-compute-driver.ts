@@ -45,6 +45,8 @@ export class TestComputeDriver implements ComputeDriver {
     }
   >();
   readonly calls: { call: Call; id: string }[] = [];
+  /** The OS image keys it boots (`bootableImages`); every key while unset. */
+  images: ReadonlySet<string> | undefined;
   readonly #behaviour = new Map<Call, CallBehaviour>();
   readonly #hanging = new Set<() => void>();
 
@@ -54,6 +56,10 @@ export class TestComputeDriver implements ComputeDriver {
 
   behave(call: Call, behaviour: CallBehaviour): void {
     this.#behaviour.set(call, { ...behaviour });
+  }
+
+  async bootableImages(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    return new Set(keys.filter((key) => !this.images || this.images.has(key)));
   }
 
   /** Lets every hanging call go on. */

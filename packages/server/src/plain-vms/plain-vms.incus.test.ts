@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, nameOf } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { IncusClient } from '../adapters/compute/incus/incus-client.js';
 
 // A Plain VM through the HTTP API on the real Incus daemon (`npm run test:incus`): the service
 // builds its incus driver from the environment, as `COMPUTE_DRIVER=incus npm start` does.
@@ -49,6 +50,41 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
   });
 
   const detail = async (id: string) => (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
+
+  it("offers the OS images with an image alias in the service's project (the default project's, shared)", async () => {
+    const images = async () => {
+      const res = await client.get('/api/plain-vms/images');
+      expect(res.status).toBe(200);
+      return new Map(
+        (res.body as { key: string; available: boolean }[]).map((i) => [i.key, i.available]),
+      );
+    };
+    const admin = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });
+    try {
+      const aliases = (await admin.call<string[]>('GET', '/1.0/images/aliases')).map(nameOf);
+      const offered = await images();
+      expect(offered.get('debian-12')).toBe(true);
+      expect([...offered].filter(([, available]) => available).map(([key]) => key)).toEqual(
+        [...offered.keys()].filter((key) => aliases.includes(key)),
+      );
+      // An image the operator imports counts at once, and one removed stops counting.
+      if (!aliases.includes('alma-10')) {
+        const { target } = await admin.call<{ target: string }>(
+          'GET',
+          '/1.0/images/aliases/debian-12',
+        );
+        await admin.call('POST', '/1.0/images/aliases', { body: { name: 'alma-10', target } });
+        try {
+          expect((await images()).get('alma-10')).toBe(true);
+        } finally {
+          await admin.call('DELETE', '/1.0/images/aliases/alma-10');
+        }
+        expect((await images()).get('alma-10')).toBe(false);
+      }
+    } finally {
+      admin.close();
+    }
+  });
 
   it('creates a debian-12 VM reachable over SSH as debian, behind the firewall the API sets', async () => {
     expect(t.ctx.compute.name).toBe('incus');

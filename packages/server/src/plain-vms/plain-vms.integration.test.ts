@@ -290,7 +290,7 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     }
   });
 
-  it('lists the OS images with their default users', async () => {
+  it('lists the OS images with their default users, each available on a driver that boots all', async () => {
     const res = await client.get('/api/plain-vms/images');
     expect(res.status).toBe(200);
     expect(res.body).toHaveLength(7);
@@ -298,6 +298,7 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       key: 'rocky-10',
       displayName: 'Rocky Linux 10',
       defaultUser: 'root',
+      available: true,
     });
   });
 });

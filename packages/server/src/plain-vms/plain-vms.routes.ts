@@ -1,14 +1,14 @@
 import * as api from '@svc/contract';
-import { OS_IMAGES } from '@svc/contract';
 import type { AppContext } from '../context.js';
 import type { Router } from '../http/router.js';
+import { listOsImages } from './os-images.js';
 
 export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
   const { plainVms } = ctx;
   const user = (c: { var: { user: { id: string } } }) => c.var.user.id;
 
   // Before `/api/plain-vms/{id}`, which would take `images` for an id.
-  router.mount(api.listOsImages, async () => OS_IMAGES.map((image) => ({ ...image })));
+  router.mount(api.listOsImages, async () => listOsImages(ctx.compute));
   router.mount(api.createPlainVm, async ({ body }, c) => {
     // Creating a machine waits for a verified e-mail where the operator requires one.
     ctx.accounts.requireVerifiedEmail(c.var.user);

@@ -1,4 +1,4 @@
-import { isTransient, type MachineState } from '@svc/contract';
+import { isTransient, type MachineState, statusReasonSentence } from '@svc/contract';
 
 /** A machine's state, with its reason when it is in `error`. */
 export function StatusBadge(props: { status: MachineState; reason?: string | null }) {
@@ -16,4 +16,13 @@ export function StatusBadge(props: { status: MachineState; reason?: string | nul
       {props.status === 'error' && props.reason ? `: ${props.reason}` : ''}
     </span>
   );
+}
+
+/**
+ * What the reason of a machine in `error` means, as a sentence (`image_unavailable`: what the
+ * operator runs), under the machine's heading; nothing for a reason without one.
+ */
+export function StatusReason(props: { status: MachineState; reason?: string | null }) {
+  const sentence = props.status === 'error' ? statusReasonSentence(props.reason) : undefined;
+  return sentence ? <p className="notice">{sentence}</p> : null;
 }

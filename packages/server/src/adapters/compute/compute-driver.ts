@@ -75,6 +75,11 @@ export interface ComputeDriver {
    */
   machineServiceUrl?(publicUrl: string): string;
   /**
+   * Which of these OS image keys Plain VMs can boot now (the images it has). Optional: a driver
+   * without it boots every key.
+   */
+  bootableImages?(keys: readonly string[]): Promise<ReadonlySet<string>>;
+  /**
    * Makes what the driver keeps beside its servers follow them (the incus driver: Plain VMs'
    * SSH forwards, made again when lost, removed when their VM is gone). The Plain VM reconciler
    * calls it each pass (optional).
@@ -106,4 +111,13 @@ export class ComputeFailure extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A driver that cannot start for a reason its operator fixes (the daemon is unreachable or does
+ * not trust us, a project, network or storage pool is missing or set up otherwise): the message
+ * is one line naming what to do, and the process entry prints it alone, without a stack.
+ */
+export class ComputeUnavailable extends Error {
+  override name = 'ComputeUnavailable';
 }

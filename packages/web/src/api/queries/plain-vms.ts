@@ -38,7 +38,8 @@ export const plainVmQuery = (id: string) => ({
 export const osImagesQuery = () => ({
   queryKey: ['os-images'],
   queryFn: ({ signal }: { signal: AbortSignal }) => callEndpoint(listOsImages, {}, { signal }),
-  staleTime: Number.POSITIVE_INFINITY,
+  // Which images the service has changes when its operator imports one: asked again on each visit.
+  staleTime: 0,
 });
 
 export const firewallQuery = (id: string) => ({

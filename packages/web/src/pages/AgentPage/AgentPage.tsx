@@ -15,7 +15,7 @@ import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
-import { StatusBadge } from '../../modules/StatusBadge.js';
+import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { useTitle } from '../../modules/use-title.js';
 import { AdoptedFromFact, CredentialsToSet } from './Adoption.js';
@@ -107,6 +107,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <h1>{agent.name}</h1>
         <StatusBadge status={agent.status} reason={agent.statusReason} />
       </div>
+      <StatusReason status={agent.status} reason={agent.statusReason} />
       <dl className="facts">
         <dt>Address</dt>
         <dd>

@@ -1,15 +1,9 @@
-import {
-  type BillingType,
-  OS_IMAGES,
-  type OsImageKey,
-  type Region,
-  type Size,
-} from '@svc/contract';
+import type { BillingType, OsImageKey, Region, Size } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { issuesAt } from '../../api/client.js';
-import { createPlainVmMutation } from '../../api/queries/plain-vms.js';
+import { createPlainVmMutation, osImagesQuery } from '../../api/queries/plain-vms.js';
 import { vaultQuery } from '../../api/queries/vault.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
@@ -27,7 +21,11 @@ export function CreatePlainVmPage() {
   const [name, setName] = useState('');
   const [tier, setTier] = useState<Size>('small');
   const [region, setRegion] = useState<Region>('eu');
-  const [osImageKey, setOsImageKey] = useState<OsImageKey>('ubuntu-24.04');
+  const images = useQuery(osImagesQuery());
+  // Only the images the service has: a VM of another would end in `image_unavailable`.
+  const offered = images.data?.filter((i) => i.available) ?? [];
+  const [chosenImage, setOsImageKey] = useState<OsImageKey>();
+  const osImageKey = chosenImage ?? offered[0]?.key;
   const [billingType, setBillingType] = useState<BillingType>('metered');
   const [vaultEntryIds, setVaultEntryIds] = useState<string[]>([]);
   const [passwordEnabled, setPasswordEnabled] = useState(false);
@@ -48,7 +46,7 @@ export function CreatePlainVmPage() {
       </section>
     );
 
-  const image = OS_IMAGES.find((i) => i.key === osImageKey);
+  const image = offered.find((i) => i.key === osImageKey);
   return (
     <section className="narrow-section">
       <h1>New Plain VM</h1>
@@ -56,6 +54,7 @@ export function CreatePlainVmPage() {
         noValidate
         onSubmit={(event) => {
           event.preventDefault();
+          if (!osImageKey) return;
           create.mutate({
             name,
             tier,
@@ -86,16 +85,22 @@ export function CreatePlainVmPage() {
         />
         <Field
           label="OS image"
-          hint={image && `You log in as ${image.defaultUser}.`}
+          hint={
+            image
+              ? `You log in as ${image.defaultUser}.`
+              : images.data &&
+                'This service has no OS image yet: its operator adds them with: sudo npm run admin -- images build'
+          }
           errors={issuesAt(create.error, 'osImageKey')}
         >
           {(control) => (
             <select
               {...control}
-              value={osImageKey}
+              value={osImageKey ?? ''}
+              disabled={offered.length === 0}
               onChange={(e) => setOsImageKey(e.target.value as OsImageKey)}
             >
-              {OS_IMAGES.map((i) => (
+              {offered.map((i) => (
                 <option key={i.key} value={i.key}>
                   {i.displayName} (user {i.defaultUser})
                 </option>
@@ -103,6 +108,7 @@ export function CreatePlainVmPage() {
             </select>
           )}
         </Field>
+        <ErrorMessage error={images.error} title="The OS images could not be loaded." />
         <VaultKeyPicker
           keys={keys}
           selected={vaultEntryIds}
@@ -126,7 +132,7 @@ export function CreatePlainVmPage() {
           onChange={setBillingType}
         />
         <ErrorMessage error={create.error} />
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <button type="submit" className="primary" disabled={create.isPending || !osImageKey}>
           {create.isPending ? 'Creating…' : 'Create Plain VM'}
         </button>
       </form>

@@ -14,7 +14,7 @@ import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
-import { StatusBadge } from '../../modules/StatusBadge.js';
+import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { useTitle } from '../../modules/use-title.js';
 import { FirewallSection } from './FirewallSection.js';
@@ -71,6 +71,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         <h1>{vm.name}</h1>
         <StatusBadge status={vm.status} reason={vm.statusReason} />
       </div>
+      <StatusReason status={vm.status} reason={vm.statusReason} />
       {transferNote && (
         <div className="notice" role="status">
           {transferNote}

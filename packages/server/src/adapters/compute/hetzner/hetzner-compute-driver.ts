@@ -10,6 +10,7 @@ import { KeyedQueue } from '../../../util/keyed-queue.js';
 import {
   type ComputeDriver,
   ComputeFailure,
+  ComputeUnavailable,
   type CreateServerSpec,
   type ServerInfo,
 } from '../compute-driver.js';
@@ -107,15 +108,22 @@ export class HetznerComputeDriver implements ComputeDriver {
       types = await this.#client.list<ServerType>('/server_types', 'server_types');
     } catch (error) {
       const refused = error instanceof HcloudError && error.status === 401;
-      throw new Error(
+      throw new ComputeUnavailable(
         `Hetzner Cloud at ${this.#client.location} ${refused ? 'refused HCLOUD_TOKEN' : `did not answer: ${(error as Error).message}`}`,
       );
     }
     const { table, problems } = sizeTable(types, this.options.locations, this.options.serverTypes);
     if (problems.length > 0) {
-      throw new Error(`Hetzner Cloud: ${problems.join('; ')}; name one in HCLOUD_SERVER_TYPES`);
+      throw new ComputeUnavailable(
+        `Hetzner Cloud: ${problems.join('; ')}; name one in HCLOUD_SERVER_TYPES`,
+      );
     }
     this.#sizes = table;
+  }
+
+  /** The OS images that are system images of this Hetzner project. */
+  bootableImages(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    return this.#images.systemImages(keys);
   }
 
   /** The server type of each size and region, as `connect` settled it. */

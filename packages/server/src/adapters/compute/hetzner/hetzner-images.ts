@@ -5,11 +5,14 @@ import { type HcloudImage, hcloudLabels, MACHINE_LABEL, resourceName } from './h
 
 const SETTLE_POLL_MS = 2_000;
 const SETTLE_LIMIT_MS = 5 * 60_000;
+/** How long the list of system images is reused: it changes rarely, and every call is rated. */
+const SYSTEM_LIST_TTL_MS = 10 * 60_000;
 
 /** The images servers boot: system images by name, and the snapshots clones start from. */
 export class HetznerImages {
   /** System images known to exist, by name. */
   readonly #known = new Set<string>();
+  #systemList: { readonly names: ReadonlySet<string>; readonly at: number } | undefined;
 
   constructor(
     private readonly client: HcloudClient,
@@ -30,6 +33,24 @@ export class HetznerImages {
     }
     this.#known.add(name);
     return name;
+  }
+
+  /** Which of these names are system images of the project (x86), from a list kept a while. */
+  async systemImages(names: readonly string[]): Promise<ReadonlySet<string>> {
+    if (!this.#systemList || Date.now() - this.#systemList.at > SYSTEM_LIST_TTL_MS) {
+      const images = await this.client.list<HcloudImage>('/images', 'images', {
+        type: 'system',
+        architecture: 'x86',
+      });
+      this.#systemList = {
+        names: new Set(
+          images.map((image) => image.name).filter((name): name is string => name !== null),
+        ),
+        at: Date.now(),
+      };
+    }
+    const listed = this.#systemList.names;
+    return new Set(names.filter((name) => listed.has(name)));
   }
 
   /**

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { ComputeUnavailable } from '../compute-driver.js';
 
 // No npm client: the ones published are unmaintained or pull axios/request, and the REST API is
 // a handful of JSON calls over a Unix socket.
@@ -140,7 +141,7 @@ export class IncusClient {
     }>('GET', '/1.0');
     // A remote server answers `GET /1.0` to anyone, with `auth: untrusted` for a stranger.
     if (this.options.remote && server.auth !== 'trusted') {
-      throw new Error(
+      throw new ComputeUnavailable(
         `Incus at ${this.location} does not trust this client certificate (INCUS_CLIENT_CERT): add it there with \`incus config trust add-certificate\``,
       );
     }

@@ -21,8 +21,10 @@ import {
 } from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
+import { connectIncus } from './incus-connect.js';
 import { serviceEndpoint } from './incus-egress.js';
 import { alignmentPatch } from './incus-hardening.js';
+import { bootableImages } from './incus-images.js';
 import {
   complete,
   type Instance,
@@ -123,10 +125,13 @@ export class IncusComputeDriver implements ComputeDriver {
       );
   }
 
-  /** Fails with a message naming the socket or URL when the daemon does not answer or trust us. */
+  /**
+   * Fails with one line naming what to do when the daemon does not answer or trust us, or a
+   * project, bridge or pool is wrong (`connectIncus`); creates a missing project.
+   */
   async connect(): Promise<void> {
-    this.#placement.isClustered = (await this.#client.ping()).isClustered;
-    const bridgeCidr = await this.#firewall.bridgeCidr();
+    const { isClustered, bridgeCidr } = await connectIncus(this.#client, this.options, this.log);
+    this.#placement.isClustered = isClustered;
     this.#bridgeHost = ipaddr.IPv4.parseCIDR(bridgeCidr)[0].toString();
     this.#firewall.egress = {
       allow: this.options.egressAllow ?? [],
@@ -142,6 +147,11 @@ export class IncusComputeDriver implements ComputeDriver {
         );
       }
     }
+  }
+
+  /** The OS images with an alias in the project (the default project's, shared). */
+  bootableImages(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    return bootableImages(this.#client, keys);
   }
 
   /** A loopback public URL becomes the host's address on the bridge, the same port. */
@@ -477,7 +487,7 @@ export class IncusComputeDriver implements ComputeDriver {
       if (!isNotFound(error)) throw error;
       throw new ComputeFailure(
         'image_unavailable',
-        `image_unavailable: Incus at ${this.#client.location} has no image alias "${alias}" in project ${this.options.project}`,
+        `image_unavailable: Incus at ${this.#client.location} has no image alias "${alias}" in project ${this.options.project}: \`sudo npm run admin -- images build\` makes the Debian ones and the Agent image, \`images sync\` imports the others`,
       );
     }
   }

@@ -1,0 +1,19 @@
+/**
+ * What a machine's `statusReason` code means, in a sentence for the person who sees it (the
+ * dashboard shows it beside the code; the API's description of `statusReason` lists them). A
+ * code without a sentence is shown as it is.
+ */
+export const STATUS_REASON_SENTENCES: Readonly<Record<string, string>> = {
+  image_unavailable:
+    'This host has no image of the chosen OS, so nothing was made. Its operator adds the Debian images with `sudo npm run admin -- images build` and the others with `sudo npm run admin -- images sync`; meanwhile, destroy this VM and create one with an image the form offers.',
+};
+
+/** The sentence for a `statusReason` code, if it has one. */
+export const statusReasonSentence = (reason: string | null | undefined): string | undefined =>
+  reason ? STATUS_REASON_SENTENCES[reason] : undefined;
+
+/** The description of `statusReason` in the API's schemas: what it is, and the codes' sentences. */
+export const STATUS_REASON_DESCRIPTION = [
+  'Why the machine is in `error`, as a code (`null` otherwise), e.g. `provisioning_timeout`, `start_failed`, `image_unavailable`.',
+  ...Object.entries(STATUS_REASON_SENTENCES).map(([code, sentence]) => `\`${code}\`: ${sentence}`),
+].join(' ');
