@@ -6,14 +6,30 @@ const optional = z
   .string()
   .optional()
   .transform((value) => (value === '' ? undefined : value));
-const url = z.url({ protocol: /^https?$/ });
+/**
+ * Every URL variable is read as `URL` reads it (what the HTTP client will connect to), never by
+ * its text: `http://localhost:1@evil.example/` is a user `localhost` at `evil.example`.
+ */
+const parsedUrl = (value: string) => (URL.canParse(value) ? new URL(value) : undefined);
+/**
+ * No user or password part: credentials belong in their own (secret) variables, and one in a URL
+ * would be logged with the configuration. (DATABASE_URL and SMTP_URL are the documented
+ * exceptions: their drivers take the password from the URL, and they are split off as secrets.)
+ */
+const withoutCredentials = <T extends z.ZodType<string>>(schema: T) =>
+  schema.refine((value) => {
+    const parsed = parsedUrl(value);
+    return !parsed || (parsed.username === '' && parsed.password === '');
+  }, 'a URL without a user or password part (no user:password@)');
+const url = withoutCredentials(z.url({ protocol: /^https?$/ }));
 const optionalUrl = optional.pipe(url.optional());
+/** This host, as `URL` spells its hostname. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** A URL a secret travels to: HTTPS, or plain HTTP to this host only (a stand-in). */
-const secretBearingUrl = url.refine(
-  (value) =>
-    value.startsWith('https:') || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(value),
-  'an https:// URL (plain http:// only to this host)',
-);
+const secretBearingUrl = url.refine((value) => {
+  const parsed = parsedUrl(value);
+  return !parsed || parsed.protocol === 'https:' || LOOPBACK_HOSTS.has(parsed.hostname);
+}, 'an https:// URL (plain http:// only to this host)');
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 const boolean = z
@@ -54,7 +70,9 @@ export const EnvSchema = z.object({
   /** The Incus daemon's Unix socket (`COMPUTE_DRIVER=incus`). */
   INCUS_SOCKET: z.string().min(1).default('/var/lib/incus/unix.socket'),
   /** A remote Incus server or cluster (`https://host:8443`) instead of the socket. */
-  INCUS_URL: optional.pipe(z.url({ protocol: /^https$/, error: 'an https:// URL' }).optional()),
+  INCUS_URL: optional.pipe(
+    withoutCredentials(z.url({ protocol: /^https$/, error: 'an https:// URL' })).optional(),
+  ),
   /** With INCUS_URL: files holding the client certificate and key (PEM) the server trusts. */
   INCUS_CLIENT_CERT: optional,
   INCUS_CLIENT_KEY: optional,
@@ -154,23 +172,25 @@ export const EnvSchema = z.object({
    * loopback may scrape.
    */
   METRICS_TOKEN: optional.pipe(z.string().min(16, 'at least 16 characters').optional()),
+  // OAuth providers' URLs carry secrets (the client secret to the token URL, users' tokens to
+  // the API) or vouch for them (the JWKS keys, the sign-in page): HTTPS, plain HTTP to this host.
   SUITE_CLIENT_ID: optional,
   SUITE_CLIENT_SECRET: optional,
-  SUITE_ISSUER: url.default('https://accounts.google.com'),
-  SUITE_AUTHORIZATION_URL: url.default('https://accounts.google.com/o/oauth2/v2/auth'),
-  SUITE_TOKEN_URL: url.default('https://oauth2.googleapis.com/token'),
-  SUITE_REVOCATION_URL: url.default('https://oauth2.googleapis.com/revoke'),
-  SUITE_JWKS_URL: url.default('https://www.googleapis.com/oauth2/v3/certs'),
-  SUITE_USERINFO_URL: url.default('https://openidconnect.googleapis.com/v1/userinfo'),
+  SUITE_ISSUER: secretBearingUrl.default('https://accounts.google.com'),
+  SUITE_AUTHORIZATION_URL: secretBearingUrl.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  SUITE_TOKEN_URL: secretBearingUrl.default('https://oauth2.googleapis.com/token'),
+  SUITE_REVOCATION_URL: secretBearingUrl.default('https://oauth2.googleapis.com/revoke'),
+  SUITE_JWKS_URL: secretBearingUrl.default('https://www.googleapis.com/oauth2/v3/certs'),
+  SUITE_USERINFO_URL: secretBearingUrl.default('https://openidconnect.googleapis.com/v1/userinfo'),
   CODE_CLIENT_ID: optional,
   CODE_CLIENT_SECRET: optional,
-  CODE_AUTHORIZATION_URL: url.default('https://github.com/login/oauth/authorize'),
-  CODE_TOKEN_URL: url.default('https://github.com/login/oauth/access_token'),
-  CODE_API_URL: url.default('https://api.github.com'),
+  CODE_AUTHORIZATION_URL: secretBearingUrl.default('https://github.com/login/oauth/authorize'),
+  CODE_TOKEN_URL: secretBearingUrl.default('https://github.com/login/oauth/access_token'),
+  CODE_API_URL: secretBearingUrl.default('https://api.github.com'),
   MUSIC_CLIENT_ID: optional,
   MUSIC_CLIENT_SECRET: optional,
-  MUSIC_AUTHORIZATION_URL: url.default('https://accounts.spotify.com/authorize'),
-  MUSIC_TOKEN_URL: url.default('https://accounts.spotify.com/api/token'),
-  MUSIC_API_URL: url.default('https://api.spotify.com'),
+  MUSIC_AUTHORIZATION_URL: secretBearingUrl.default('https://accounts.spotify.com/authorize'),
+  MUSIC_TOKEN_URL: secretBearingUrl.default('https://accounts.spotify.com/api/token'),
+  MUSIC_API_URL: secretBearingUrl.default('https://api.spotify.com'),
 });
 export type Env = z.infer<typeof EnvSchema>;
