@@ -44,6 +44,13 @@ export const User = z.object({
 });
 export type User = z.infer<typeof User>;
 
+/**
+ * A requested e-mail change: the new address takes effect only once the link mailed to it is
+ * opened (before `expiresAt`); until then sign-in and resets use the current one.
+ */
+export const PendingEmailChange = z.object({ email: z.string(), expiresAt: Timestamp });
+export type PendingEmailChange = z.infer<typeof PendingEmailChange>;
+
 /** An account as seen by one of its members. */
 export const AccountMembership = z.object({
   id: Id,
@@ -125,6 +132,8 @@ export const getMe = defineEndpoint({
        * `email_unverified`; `optional`: the dashboard only reminds.
        */
       emailVerification: z.enum(['required', 'optional']),
+      /** A requested new address waiting for its link to be opened; null when none waits. */
+      pendingEmailChange: PendingEmailChange.nullable(),
     }),
   },
   errors: [],
@@ -138,14 +147,26 @@ export const updateMe = defineEndpoint({
   auth: 'session-only',
   tag: 'accounts',
   summary:
-    "Change the signed-in user's name or e-mail; a new e-mail must be verified again (a link goes to it, a notice to the old one).",
+    "Change the signed-in user's name, or ask to change their e-mail (with the current password): the new address takes effect once the link mailed to it is opened, and the current one is told, with a link that takes the account back. The answer is the same whether or not the new address has an account.",
   body: z
-    .object({ name: PersonName.optional(), email: Email.optional() })
+    .object({
+      name: PersonName.optional(),
+      email: Email.optional(),
+      /** Needed with `email`: a session alone does not move the account's address. */
+      currentPassword: z.string().max(1024).optional(),
+    })
     .refine((body) => body.name !== undefined || body.email !== undefined, {
       message: 'Give a name or an e-mail to change',
+    })
+    .refine((body) => body.email === undefined || body.currentPassword !== undefined, {
+      message: 'Give your current password to change the e-mail address',
+      path: ['currentPassword'],
     }),
-  response: { status: 200, body: User },
-  errors: ['email_taken', 'rate_limited'],
+  response: {
+    status: 200,
+    body: User.extend({ pendingEmailChange: PendingEmailChange.nullable() }),
+  },
+  errors: ['forbidden', 'rate_limited'],
 });
 
 export const deleteMe = defineEndpoint({
@@ -160,15 +181,23 @@ export const deleteMe = defineEndpoint({
   errors: ['invalid_state'],
 });
 
+/** What a new password ended: the user's other sessions and their personal access tokens. */
+export const Revoked = z.object({
+  revokedSessions: z.number().int().nonnegative(),
+  revokedTokens: z.number().int().nonnegative(),
+});
+export type Revoked = z.infer<typeof Revoked>;
+
 export const changePassword = defineEndpoint({
   id: 'changePassword',
   method: 'POST',
   path: '/api/me/password',
   auth: 'session-only',
   tag: 'accounts',
-  summary: 'Change the password (the current one required); every other session of the user ends.',
+  summary:
+    'Change the password (the current one required); every other session of the user ends and every personal access token is revoked (the answer counts them).',
   body: z.object({ currentPassword: z.string().max(1024), newPassword: Password }),
-  response: { status: 204 },
+  response: { status: 200, body: Revoked },
   errors: ['rate_limited'],
 });
 
@@ -230,19 +259,6 @@ export const listMembers = defineEndpoint({
   params: AccountIdParams,
   response: { status: 200, body: z.object({ members: z.array(Member) }) },
   errors: [],
-});
-
-export const addMember = defineEndpoint({
-  id: 'addMember',
-  method: 'POST',
-  path: '/api/orgs/{id}/members',
-  auth: 'session',
-  tag: 'accounts',
-  summary: 'Add an existing user by e-mail (owners and admins; only owners grant `owner`).',
-  params: AccountIdParams,
-  body: z.object({ email: Email, role: Role }),
-  response: { status: 201, body: Member },
-  errors: ['already_member'],
 });
 
 export const removeMember = defineEndpoint({
@@ -353,7 +369,6 @@ export const accountEndpoints = [
   endSession,
   createOrg,
   listMembers,
-  addMember,
   changeMemberRole,
   removeMember,
   listAuditEvents,

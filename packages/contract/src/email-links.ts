@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Email, Password, User } from './accounts.js';
+import { Email, Password, Revoked, User } from './accounts.js';
 import { defineEndpoint } from './endpoint.js';
 
 /**
@@ -20,10 +20,11 @@ export const verifyEmail = defineEndpoint({
   path: '/api/auth/verify-email',
   auth: 'none',
   tag: 'accounts',
-  summary: 'Verify an e-mail address with the token from its verification link (single use, 24 h).',
+  summary:
+    "Verify an e-mail address with the token from its verification link (single use, 24 h); a link to a requested new address also makes it the account's address.",
   body: z.object({ token: LinkToken }),
   response: { status: 200, body: z.object({ email: z.string() }) },
-  errors: ['invalid_link'],
+  errors: ['invalid_link', 'email_taken'],
 });
 
 export const resendVerification = defineEndpoint({
@@ -57,10 +58,23 @@ export const confirmPasswordReset = defineEndpoint({
   auth: 'none',
   tag: 'accounts',
   summary:
-    'Set a new password with the token from a reset link; every session of the user ends and this browser is signed in.',
+    'Set a new password with the token from a reset link; every session and personal access token of the user ends (the answer counts them) and this browser is signed in.',
   body: z.object({ token: LinkToken, password: Password }),
-  response: { status: 200, body: z.object({ user: User }) },
-  errors: ['invalid_link'],
+  response: { status: 200, body: Revoked.extend({ user: User }) },
+  errors: ['invalid_link', 'rate_limited'],
+});
+
+export const undoEmailChange = defineEndpoint({
+  id: 'undoEmailChange',
+  method: 'POST',
+  path: '/api/auth/email-change/undo',
+  auth: 'none',
+  tag: 'accounts',
+  summary:
+    'Take the account back with the token from the link mailed to the previous address (single use, 7 days): a pending e-mail change is cancelled, one that took effect is reverted, the new password is set, every session and personal access token ends and this browser is signed in.',
+  body: z.object({ token: LinkToken, password: Password }),
+  response: { status: 200, body: Revoked.extend({ user: User }) },
+  errors: ['invalid_link', 'email_taken', 'rate_limited'],
 });
 
 export const emailLinkEndpoints = [
@@ -68,4 +82,5 @@ export const emailLinkEndpoints = [
   resendVerification,
   requestPasswordReset,
   confirmPasswordReset,
+  undoEmailChange,
 ] as const;

@@ -64,13 +64,28 @@ export const acceptInvitation = defineEndpoint({
   auth: 'session',
   tag: 'accounts',
   summary:
-    "Join the invitation's organization with its role, as the signed-in user whose e-mail it was sent to (single use; another user: 403).",
+    "Join the invitation's organization with its role, as the signed-in user whose verified e-mail it was sent to (single use; another user: 403 `forbidden`; the invited address not verified yet: 403 `email_unverified`).",
   body: z.object({ token: LinkToken }),
   response: { status: 200, body: AccountMembership },
-  errors: ['invalid_link', 'already_member'],
+  errors: ['invalid_link', 'already_member', 'forbidden', 'email_unverified'],
+});
+
+/**
+ * Adding a member by e-mail is an invitation (`createInvitation`): the person joins only by
+ * opening the link mailed to the address, and the answer is the same whether or not the address
+ * has an account.
+ */
+export const addMember = defineEndpoint({
+  ...createInvitation,
+  id: 'addMember',
+  path: '/api/orgs/{id}/members',
+  summary:
+    'Invite someone by e-mail to join with a role (owners and admins; only owners grant `owner`): the same as creating an invitation; nobody joins without opening the mailed link.',
+  response: { status: 202, body: Invitation },
 });
 
 export const invitationEndpoints = [
+  addMember,
   createInvitation,
   listInvitations,
   revokeInvitation,

@@ -57,18 +57,28 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   signIn: publicAccess,
   signOut: { access: 'public', note: 'ends the session its cookie names, if any' },
   getMe: self,
-  updateMe: self,
+  updateMe: {
+    access: 'self',
+    note: 'a new e-mail needs the current password and takes effect once its link is opened',
+  },
   deleteMe: {
     access: 'self',
     note: 'refused (409) while the user is the only owner of an organization, or their personal account still holds machines, app connections or bundles',
   },
-  changePassword: { access: 'self', note: 'needs the current password' },
+  changePassword: {
+    access: 'self',
+    note: 'needs the current password; ends the other sessions and revokes the personal access tokens',
+  },
   listSessions: self,
   endSession: self,
   verifyEmail: { access: 'public', note: 'the link’s token is the proof' },
   resendVerification: self,
   requestPasswordReset: publicAccess,
   confirmPasswordReset: { access: 'public', note: 'the link’s token is the proof' },
+  undoEmailChange: {
+    access: 'public',
+    note: 'the token of the link mailed to the previous address is the proof',
+  },
   createApiToken: self,
   listApiTokens: self,
   revokeApiToken: self,
@@ -76,7 +86,10 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   // organizations and their members
   createOrg: { access: 'user', note: 'the caller becomes its owner' },
   listMembers: orgMember,
-  addMember: { ...orgAdmin, note: 'only owners add an owner' },
+  addMember: {
+    ...orgAdmin,
+    note: 'an invitation, like `POST /api/orgs/{id}/invitations`; only owners invite an owner',
+  },
   changeMemberRole: {
     ...orgAdmin,
     note: 'only owners change a role to or from `owner`; the last owner keeps it (409 `last_owner`)',
@@ -90,7 +103,7 @@ export const ENDPOINT_ACCESS: Readonly<Record<string, EndpointAccess>> = {
   revokeInvitation: orgAdmin,
   acceptInvitation: {
     access: 'user',
-    note: 'the invitation link’s token is the proof; the caller joins with its role',
+    note: 'the invitation link’s token is the proof; the caller’s verified e-mail must be the invited one; the caller joins with its role',
   },
   listAuditEvents: admin,
 

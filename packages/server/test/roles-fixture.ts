@@ -9,6 +9,7 @@ import {
   manifestOf,
   publishSimple,
 } from './bundle-test-helpers.js';
+import { joinOrganization, verifyAddress } from './mailed-links.js';
 import type { TestClient } from './test-client.js';
 import { signUpUser, type TestContext } from './test-context.js';
 import type { DatabaseKind } from './test-db.js';
@@ -82,16 +83,19 @@ export async function createRolesFixture(kind: DatabaseKind) {
   /** Where callers accept invitations: none of them is a member, and none becomes one of `org`. */
   const inviteOrg = await newOrg('invites', (await signUp('outsider')).client);
 
-  const addMember = async (email: string, role: Role) =>
-    expectStatus(
-      'add member',
-      await ownerClient.post(`/api/orgs/${org.id}/members`, { email, role }),
-      201,
-    );
+  /** The caller joins `org` as a person does: invited, verified, accepting from the mail. */
+  const addMember = (caller: Caller, role: Role) =>
+    joinOrganization(t, {
+      owner: ownerClient,
+      orgId: org.id,
+      member: caller.client,
+      email: caller.email,
+      role,
+    });
   const callers = { owner } as Record<CallerKind, Caller>;
   for (const role of ['admin', 'member'] as const) {
     callers[role] = await signUp(role);
-    await addMember(callers[role].email, role);
+    await addMember(callers[role], role);
   }
   callers.outsider = await signUp('outsider');
 
@@ -161,7 +165,7 @@ export async function createRolesFixture(kind: DatabaseKind) {
   /** A new user who joins the organization with `role`. */
   const newMember = async (role: Role = 'member') => {
     const joining = await signUp('outsider');
-    await addMember(joining.email, role);
+    await addMember(joining, role);
     return joining;
   };
   const newInvitation = async () => {
@@ -172,10 +176,12 @@ export async function createRolesFixture(kind: DatabaseKind) {
     return expectStatus('invitation', res, 201).id as string;
   };
   /**
-   * The token of a fresh invitation into `inviteOrg` for `email` (the invitee's own: an invitation
-   * is for its address only; the link is mailed, this writes its hash).
+   * The token of a fresh invitation into `inviteOrg` for the invitee's address, verified first
+   * (an invitation is for its verified address only; the link is mailed, this writes its hash).
    */
-  const newInvitationToken = async (email = `${uniqueName('invitee')}@example.com`) => {
+  const newInvitationToken = async (invitee?: Caller) => {
+    const email = invitee?.email ?? `${uniqueName('invitee')}@example.com`;
+    if (invitee) await verifyAddress(t, invitee.client, invitee.email);
     const token = newSecret();
     const now = t.clock.now();
     await upsertInvitation(t.ctx.database.db, {

@@ -1,4 +1,4 @@
-import type { AccountMembership, Member, Role, User } from '@svc/contract';
+import type { AccountMembership, Member, PendingEmailChange, Role, User } from '@svc/contract';
 import type { AccountRow, UserRow } from '../db/schema.js';
 
 export const toUser = (
@@ -27,10 +27,21 @@ export const toMembership = (
   subscriptionStatus: row.subscriptionStatus,
 });
 
+/** The user's requested new address while its link still works, else null. */
+export const pendingEmailChangeOf = (
+  row: Pick<UserRow, 'pendingEmail' | 'pendingEmailExpiresAt'>,
+  now: Date,
+): PendingEmailChange | null =>
+  row.pendingEmail && row.pendingEmailExpiresAt && row.pendingEmailExpiresAt > now
+    ? { email: row.pendingEmail, expiresAt: row.pendingEmailExpiresAt.toISOString() }
+    : null;
+
 /** A signed-in user and the accounts they belong to, as one session or token check finds them. */
 export interface Principal {
   readonly user: User;
   readonly memberships: AccountMembership[];
+  /** Read by the same statement, for `GET /api/me`. */
+  readonly pendingEmailChange: PendingEmailChange | null;
 }
 
 /** Memberships as `membershipsOf` returns them (JSON rows), personal account first. */

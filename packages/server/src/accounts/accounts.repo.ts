@@ -171,14 +171,61 @@ export const setEmailVerified = (db: Executor, userId: string, at: Date) =>
     .returningAll()
     .executeTakeFirstOrThrow();
 
-/** A new address, not verified yet; `undefined` when another user has it. */
-export const setUserEmail = (db: Executor, userId: string, email: string) =>
+/** Records a requested new address (replacing one that waited), or clears it (`null`s). */
+export const setPendingEmail = (
+  db: Executor,
+  userId: string,
+  pending: Pick<UserRow, 'pendingEmail' | 'pendingEmailTokenHash' | 'pendingEmailExpiresAt'>,
+) => db.updateTable('users').set(pending).where('id', '=', userId).execute();
+
+const NO_PENDING_EMAIL = {
+  pendingEmail: null,
+  pendingEmailTokenHash: null,
+  pendingEmailExpiresAt: null,
+} as const;
+
+/**
+ * The user whose pending address the link with this hash confirms, before it expires; the row
+ * stays locked till commit, so two clicks at once apply it once.
+ */
+export const lockUserByPendingEmailToken = (db: Executor, tokenHash: string, now: Date) =>
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where('pendingEmailTokenHash', '=', tokenHash)
+    .where('pendingEmailExpiresAt', '>', now)
+    .forUpdate()
+    .executeTakeFirst();
+
+/** The pending address becomes the user's, verified (its link was opened). */
+export const applyPendingEmail = (db: Executor, userId: string, email: string, now: Date) =>
   db
     .updateTable('users')
-    .set({ email, emailVerifiedAt: null })
+    .set({ ...NO_PENDING_EMAIL, email, emailVerifiedAt: now })
     .where('id', '=', userId)
     .returningAll()
-    .executeTakeFirst();
+    .executeTakeFirstOrThrow();
+
+/**
+ * The account taken back from the previous address's link: that address again (verified: the
+ * link reached it), no pending change, a new password.
+ */
+export const restoreEmail = (
+  db: Executor,
+  userId: string,
+  change: { email: string; passwordHash: string; now: Date },
+) =>
+  db
+    .updateTable('users')
+    .set({
+      ...NO_PENDING_EMAIL,
+      email: change.email,
+      emailVerifiedAt: change.now,
+      passwordHash: change.passwordHash,
+    })
+    .where('id', '=', userId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 
 /** The user's personal account's id, its row locked till commit (deletion holds it). */
 export const lockPersonalAccount = async (db: Executor, userId: string) =>

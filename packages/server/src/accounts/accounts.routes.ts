@@ -40,7 +40,9 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     return undefined;
   });
 
-  router.mount(api.getMe, async (_, c) => accounts.getMe(c.var.user, c.var.memberships));
+  router.mount(api.getMe, async (_, c) =>
+    accounts.getMe(c.var.user, c.var.memberships, c.var.pendingEmailChange),
+  );
 
   router.mount(api.updateMe, async ({ body }, c) =>
     accounts.updateMe(c.var.user, body, address(c)),
@@ -64,15 +66,21 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     return undefined;
   });
 
-  router.mount(api.confirmPasswordReset, async ({ body }, c) => {
-    const { user, session } = await emailLinks.confirmPasswordReset({
-      ...body,
-      clientAddress: address(c),
-      userAgent: c.req.header('user-agent'),
+  // Both take the account back with a link: every session and token ends, this browser is in.
+  for (const [endpoint, takeBack] of [
+    [api.confirmPasswordReset, emailLinks.confirmPasswordReset],
+    [api.undoEmailChange, emailLinks.undoEmailChange],
+  ] as const) {
+    router.mount(endpoint, async ({ body }, c) => {
+      const { session, ...answer } = await takeBack({
+        ...body,
+        clientAddress: address(c),
+        userAgent: c.req.header('user-agent'),
+      });
+      writeSessionCookie(c, session, secure);
+      return answer;
     });
-    writeSessionCookie(c, session, secure);
-    return { user };
-  });
+  }
 
   router.mount(api.createApiToken, async ({ body }, c) => apiTokens.create(c.var.user, body));
 
@@ -100,16 +108,15 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     invitations.accept(c.var.user, body.token),
   );
 
-  router.mount(api.changePassword, async ({ body }, c) => {
-    await sessions.changePassword({
+  router.mount(api.changePassword, async ({ body }, c) =>
+    sessions.changePassword({
       ...body,
       user: c.var.user,
       // The session middleware let this request in: its cookie is there.
       currentSessionId: readSessionCookie(c, secure) as string,
       clientAddress: address(c),
-    });
-    return undefined;
-  });
+    }),
+  );
 
   router.mount(api.listSessions, async (_, c) => ({
     sessions: await sessions.list(c.var.user.id, readSessionCookie(c, secure)),
@@ -129,8 +136,9 @@ export function mountAccountsRoutes(router: Router, ctx: AppContext) {
     members: await accounts.listMembers({ userId: c.var.user.id }, params.id),
   }));
 
+  // Adding by e-mail is an invitation: nobody joins without opening the link mailed to them.
   router.mount(api.addMember, async ({ params, body }, c) =>
-    accounts.addMember({ userId: c.var.user.id }, { accountId: params.id, ...body }),
+    invitations.invite(c.var.user, { accountId: params.id, ...body, clientAddress: address(c) }),
   );
 
   router.mount(api.changeMemberRole, async ({ params, body }, c) =>

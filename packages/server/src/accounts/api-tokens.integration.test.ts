@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinOrganization } from '../../test/mailed-links.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 
@@ -186,7 +187,10 @@ describe.each(databaseKinds)('deleting one’s account on %s', (kind) => {
     // A second owner takes over; then a machine in the personal account stands in the way.
     const other = t.newClient();
     const { user: otherUser } = await signUpUser(other);
-    await client.post(`/api/orgs/${org.body.id}/members`, {
+    await joinOrganization(t, {
+      owner: client,
+      orgId: org.body.id,
+      member: other,
       email: otherUser.email,
       role: 'owner',
     });

@@ -19,8 +19,12 @@ export const listUserApiTokens = (db: Executor, userId: string, now: Date) =>
     .execute();
 
 /** Revokes every token of the user (a password reset takes the account back). */
-export const deleteUserApiTokens = (db: Executor, userId: string) =>
-  db.deleteFrom('apiTokens').where('userId', '=', userId).execute();
+/** Revokes every token of the user; how many there were. */
+export const deleteUserApiTokens = async (db: Executor, userId: string) =>
+  Number(
+    (await db.deleteFrom('apiTokens').where('userId', '=', userId).executeTakeFirst())
+      .numDeletedRows,
+  );
 
 /** Revokes: the deleted token, or nothing when the user has no token with that id. */
 export const deleteUserApiToken = (db: Executor, userId: string, id: string) =>
@@ -50,6 +54,8 @@ export const useApiToken = (db: Executor, tokenHash: string, now: Date) =>
           'u.name',
           'u.createdAt',
           'u.emailVerifiedAt',
+          'u.pendingEmail',
+          'u.pendingEmailExpiresAt',
         ])
         .where('t.tokenHash', '=', tokenHash)
         .where((eb) => eb.or([eb('t.expiresAt', 'is', null), eb('t.expiresAt', '>', now)])),

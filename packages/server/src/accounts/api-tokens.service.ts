@@ -4,7 +4,7 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { accountAuditor } from './account-audit.js';
-import { type Principal, toMemberships, toUser } from './account-views.js';
+import { type Principal, pendingEmailChangeOf, toMemberships, toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
 import * as tokens from './api-tokens.repo.js';
 import { hashSecret, newSecret } from './sessions.js';
@@ -106,6 +106,7 @@ export function createApiTokensService({ database, clock }: { database: Database
         row && {
           user: toUser(row),
           memberships: toMemberships(row.memberships),
+          pendingEmailChange: pendingEmailChangeOf(row, clock.now()),
           tokenId: row.tokenId,
           scope: row.scope,
         }

@@ -45,3 +45,23 @@ export const deleteEmailLinksBefore = async (db: Executor, before: Date) =>
     (await db.deleteFrom('emailLinks').where('expiresAt', '<=', before).executeTakeFirst())
       .numDeletedRows,
   );
+
+/**
+ * Uses a link once without asking whose address it went to (the undo link went to an address
+ * the user may no longer have): marks it used and returns its user and address, or nothing.
+ */
+export const consumeLinkOfAnyAddress = (
+  db: Executor,
+  tokenHash: string,
+  purpose: Purpose,
+  now: Date,
+) =>
+  db
+    .updateTable('emailLinks')
+    .set({ usedAt: now })
+    .where('tokenHash', '=', tokenHash)
+    .where('purpose', '=', purpose)
+    .where('usedAt', 'is', null)
+    .where('expiresAt', '>', now)
+    .returning(['userId', 'email'])
+    .executeTakeFirst();

@@ -6,7 +6,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { MailService } from '../mail/mail.service.js';
 import { toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
-import { deleteUserApiTokens } from './api-tokens.repo.js';
+import { createEmailChange } from './email-change.js';
 import * as links from './email-links.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword } from './passwords.js';
 import { takeAttempt } from './rate-limits.repo.js';
@@ -15,8 +15,15 @@ import type { SessionOrigin, SessionsService } from './sessions.service.js';
 import { mailCounters, resetConfirmCounter } from './sign-in-limits.js';
 
 const HOUR = 60 * 60_000;
-/** How long each kind of link works (the issue's rule: 24 h to verify, 1 h to reset). */
-export const LINK_TTL_MS = { verify_email: 24 * HOUR, reset_password: HOUR } as const;
+/**
+ * How long each kind of link works: 24 h to verify, 1 h to reset, 7 days for the previous
+ * address to take the account back after an e-mail change.
+ */
+export const LINK_TTL_MS = {
+  verify_email: 24 * HOUR,
+  reset_password: HOUR,
+  undo_email_change: 7 * 24 * HOUR,
+} as const;
 
 /** The job that looks an address up and mails it a reset link, if it has an account. */
 export const PASSWORD_RESET_JOB = 'accounts.password-reset';
@@ -38,9 +45,9 @@ const invalidLink = (what: string) =>
   });
 
 /**
- * Links sent by e-mail that prove a person reads a mailbox: verifying the address (24 h) and
- * resetting a forgotten password (1 h). Each is a 256-bit secret in the link, stored hashed and
- * used once.
+ * Links sent by e-mail that prove a person reads a mailbox: verifying the address (24 h),
+ * resetting a forgotten password (1 h), and changing the address (`email-change.ts`). Each is a
+ * 256-bit secret in the link, stored hashed and used once.
  */
 export function createEmailLinksService({
   database,
@@ -83,17 +90,35 @@ export function createEmailLinksService({
     });
   }
 
+  const emailChange = createEmailChange({
+    database,
+    clock,
+    mail,
+    sessions,
+    publicUrl,
+    passwordCost,
+    issueUndoLink: (tx, user) => issue(tx, user, 'undo_email_change', 'undo-email-change'),
+    invalidLink,
+  });
+
   return {
     sendVerification,
+    requestEmailChange: emailChange.request,
+    cancelEmailChange: emailChange.cancel,
+    undoEmailChange: emailChange.undo,
 
+    /** Verifies the user's address, or, for the link to a requested new one, moves to it. */
     async verifyEmail(token: string): Promise<{ email: string }> {
-      return database.transaction(async (tx) => {
+      const verified = await database.transaction(async (tx) => {
         const now = clock.now();
         const user = await links.consumeEmailLink(tx, hashSecret(token), 'verify_email', now);
-        if (!user) throw invalidLink('verification');
+        if (!user) return undefined;
         if (!user.emailVerifiedAt) await repo.setEmailVerified(tx, user.id, now);
         return { email: user.email };
       });
+      const found = verified ?? (await emailChange.confirm(token));
+      if (!found) throw invalidLink('verification');
+      return found;
     },
 
     /**
@@ -166,10 +191,13 @@ export function createEmailLinksService({
         if (!found) throw invalidLink('password reset');
         await repo.setPasswordHash(tx, found.id, passwordHash);
         await links.deleteEmailLinks(tx, found.id, 'reset_password');
-        await sessions.endAll(tx, found.id);
-        await deleteUserApiTokens(tx, found.id);
+        const revoked = await sessions.revokeAll(tx, found.id);
         const user = found.emailVerifiedAt ? found : await repo.setEmailVerified(tx, found.id, now);
-        return { user: toUser(user), session: await sessions.open(tx, found.id, input) };
+        return {
+          user: toUser(user),
+          ...revoked,
+          session: await sessions.open(tx, found.id, input),
+        };
       });
     },
 

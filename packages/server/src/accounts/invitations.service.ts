@@ -38,8 +38,8 @@ const toInvitation = (row: invitations.InvitationWithInviter): Invitation => ({
 });
 
 /**
- * Invitations by e-mail: owners and admins invite an address with a role (only owners invite
- * owners); whoever opens the link, signed in, joins with that role. The link is a 256-bit secret
+ * Invitations by e-mail, the only way users add members: owners and admins invite an address
+ * with a role (only owners invite owners); its verified owner, signed in, joins with that role. The link is a 256-bit secret
  * stored hashed, used once, for 7 days.
  */
 export function createInvitationsService({
@@ -134,9 +134,9 @@ export function createInvitationsService({
 
     /**
      * The signed-in user joins with the invitation's role; the invitation is used up. It is for
-     * the invited address only: a user with another address is refused (a forwarded or leaked
-     * link lets no one else in), and nothing is used up. Opening the link proves the address
-     * reaches this person: if it was not verified yet, it is now.
+     * the invited address only, verified: a user with another address, or with that address not
+     * verified yet, is refused (a forwarded or leaked link lets no one else in), and nothing is
+     * used up.
      */
     async accept(user: User, token: string): Promise<AccountMembership> {
       return database.transaction(async (tx) => {
@@ -153,6 +153,13 @@ export function createInvitationsService({
             message: `This invitation is for ${invitation.email}: sign in with that address to accept it`,
           });
         }
+        // Anyone may sign up with (or ask to move to) any address; only the verified owner of the
+        // invited one joins, so a leaked link lets nobody else in.
+        if (!user.emailVerified) {
+          throw new AppError('email_unverified', {
+            message: `Verify ${invitation.email} first: open the link sent to it (or ask for a new one), then open this invitation again`,
+          });
+        }
         const account = await repo.findAccountById(tx, invitation.accountId);
         if (!account) throw new AppError('not_found');
         const member = await repo.insertMember(tx, {
@@ -165,9 +172,6 @@ export function createInvitationsService({
           throw new AppError('already_member', {
             message: `You are already a member of ${account.name}`,
           });
-        }
-        if (!user.emailVerified) {
-          await repo.setEmailVerified(tx, user.id, now);
         }
         await audit(tx, { userId: user.id }, account.id, 'invitation.accept', invitation.id, {
           email: invitation.email,

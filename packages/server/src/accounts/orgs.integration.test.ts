@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinOrganization, mailedLinkToken } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -22,8 +23,7 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
   async function member(owner: TestClient, orgId: string, role: 'owner' | 'admin' | 'member') {
     const client = t.newClient();
     const { user } = await signUpUser(client);
-    const res = await owner.post(`/api/orgs/${orgId}/members`, { email: user.email, role });
-    expect(res.status).toBe(201);
+    await joinOrganization(t, { owner, orgId, member: client, email: user.email, role });
     return { client, user };
   }
 
@@ -48,22 +48,45 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     }
   });
 
-  it('adds members by e-mail: 201, 404 for an unknown user, 409 when already a member', async () => {
+  it('adds members by e-mail only through an invitation: the same answer with or without an account, nobody joins unasked', async () => {
     const { owner, org } = await orgWithOwner();
-    const { user } = await member(owner, org.id, 'member');
-    const list = await owner.get(`/api/orgs/${org.id}/members`);
-    expect(
-      list.body.members.map((m: { userId: string; role: string }) => [m.userId, m.role]),
-    ).toContainEqual([user.id, 'member']);
-    expect(
-      await owner.post(`/api/orgs/${org.id}/members`, {
-        email: 'ghost@example.com',
-        role: 'member',
-      }),
-    ).toMatchObject({
-      status: 404,
-      body: { error: 'not_found' },
+    const existing = t.newClient();
+    const { user } = await signUpUser(existing);
+    const withAccount = await owner.post(`/api/orgs/${org.id}/members`, {
+      email: user.email,
+      role: 'member',
     });
+    const ghost = `ghost-${kind}-${n}@example.com`;
+    const withoutAccount = await owner.post(`/api/orgs/${org.id}/members`, {
+      email: ghost,
+      role: 'member',
+    });
+    // The same status and the same shape: an invitation, whoever has the address.
+    expect(withAccount.status).toBe(202);
+    expect(withoutAccount.status).toBe(202);
+    const shape = (body: Record<string, unknown>) => Object.keys(body).sort();
+    expect(shape(withAccount.body)).toEqual(shape(withoutAccount.body));
+    expect(withAccount.body).toMatchObject({ accountId: org.id, email: user.email });
+    expect(withoutAccount.body).toMatchObject({ accountId: org.id, email: ghost });
+    // Nobody joined: the existing user is not a member until they accept.
+    const before = (await owner.get(`/api/orgs/${org.id}/members`)).body.members;
+    expect(before.map((m: { userId: string }) => m.userId)).not.toContain(user.id);
+    expect((await existing.get('/api/me')).body.accounts).toHaveLength(1);
+    // Both addresses got the same mail: the invitation's link.
+    await mailedLinkToken(t, ghost, 'invitation');
+    await mailedLinkToken(t, user.email, 'invitation');
+    await joinOrganization(t, {
+      owner,
+      orgId: org.id,
+      member: existing,
+      email: user.email,
+      role: 'admin',
+    });
+    const after = (await owner.get(`/api/orgs/${org.id}/members`)).body.members;
+    expect(after.map((m: { userId: string; role: string }) => [m.userId, m.role])).toContainEqual([
+      user.id,
+      'admin',
+    ]);
     expect(
       await owner.post(`/api/orgs/${org.id}/members`, { email: user.email, role: 'admin' }),
     ).toMatchObject({
@@ -83,7 +106,7 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
       email: outsiderUser.user.email,
       role: 'member',
     });
-    expect(byAdmin.status).toBe(201);
+    expect(byAdmin.status).toBe(202);
     const newcomer = await signUpUser(t.newClient());
     // Only owners make owners.
     expect(

@@ -57,6 +57,8 @@ export const useSession = (
       'u.name',
       'u.createdAt',
       'u.emailVerifiedAt',
+      'u.pendingEmail',
+      'u.pendingEmailExpiresAt',
       's.expiresAt',
       's.lastSeenAt',
     ])
@@ -93,11 +95,11 @@ export const deleteOtherSessions = (db: Executor, userId: string, keepIdHash: st
     .deleteFrom('sessions')
     .where('userId', '=', userId)
     .where('idHash', '!=', keepIdHash)
-    .execute();
+    .executeTakeFirst();
 
 /** Ends every session of the user (a password reset). */
 export const deleteUserSessions = (db: Executor, userId: string) =>
-  db.deleteFrom('sessions').where('userId', '=', userId).execute();
+  db.deleteFrom('sessions').where('userId', '=', userId).executeTakeFirst();
 
 export const deleteSession = (db: Executor, idHash: string) =>
   db.deleteFrom('sessions').where('idHash', '=', idHash).execute();

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Session, User } from '@svc/contract';
+import type { Revoked, Session, User } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { type Principal, toMemberships, toUser } from './account-views.js';
+import { type Principal, pendingEmailChangeOf, toMemberships, toUser } from './account-views.js';
 import * as repo from './accounts.repo.js';
+import { deleteUserApiTokens } from './api-tokens.repo.js';
 import { ARGON2_DEFAULTS, type Argon2Cost, hashPassword, verifyPassword } from './passwords.js';
 import { forgetAttempts, refundAttempt, takeAttempt } from './rate-limits.repo.js';
 import { hashSessionId, newSessionId, SESSION_TTL_MS } from './sessions.js';
@@ -67,13 +68,38 @@ export function createSessionsService({
     return { sessionId, expiresAt };
   }
 
+  /**
+   * Whether `password` is the signed-in user's, counted like a sign-in of their address from
+   * `clientAddress` (a wrong one is a failed sign-in: it slows both counters down and shows in
+   * the metrics; a right one ends the account's streak). Throws `rate_limited` while they wait.
+   */
+  async function confirmPassword(user: User, password: string, clientAddress: string) {
+    const counters = signInCounters(user.email, clientAddress);
+    await database.transaction((tx) =>
+      takeAttempt(tx, [counters.accountAddress, counters.address], clock.now()),
+    );
+    const row = await repo.findUserById(db, user.id);
+    if (!row || !(await verifyPassword(password, row.passwordHash))) {
+      metrics.signInFailed('invalid_credentials');
+      return undefined;
+    }
+    await forgetAttempts(db, counters.accountAddress.key);
+    await refundAttempt(db, counters.address.key);
+    return row;
+  }
+
   return {
     open,
+    confirmPassword,
 
-    /** Ends every session of the user, in the caller's transaction. */
-    endAll: async (tx: Executor, userId: string) => {
-      await sessionsRepo.deleteUserSessions(tx, userId);
-    },
+    /**
+     * Ends every session of the user and revokes every personal access token, in the caller's
+     * transaction (the account is being taken back); how many of each.
+     */
+    revokeAll: async (tx: Executor, userId: string): Promise<Revoked> => ({
+      revokedSessions: Number((await sessionsRepo.deleteUserSessions(tx, userId)).numDeletedRows),
+      revokedTokens: await deleteUserApiTokens(tx, userId),
+    }),
 
     async signIn(input: {
       email: string;
@@ -120,7 +146,13 @@ export function createSessionsService({
         hashSessionId(sessionId),
         sessionUseTimes(clock.now()),
       );
-      return row && { user: toUser(row), memberships: toMemberships(row.memberships) };
+      return (
+        row && {
+          user: toUser(row),
+          memberships: toMemberships(row.memberships),
+          pendingEmailChange: pendingEmailChangeOf(row, clock.now()),
+        }
+      );
     },
 
     /** The user's live sessions, the one of `currentSessionId` marked. */
@@ -144,7 +176,8 @@ export function createSessionsService({
 
     /**
      * A new password, given the current one (guesses count as failed sign-ins of the account
-     * from this address); every other session of the user ends.
+     * from this address); every other session of the user ends and every personal access token
+     * is revoked: whoever held the old password may have made either.
      */
     async changePassword(input: {
       user: User;
@@ -152,30 +185,33 @@ export function createSessionsService({
       newPassword: string;
       currentSessionId: string;
       clientAddress: string;
-    }): Promise<void> {
-      const counters = signInCounters(input.user.email, input.clientAddress);
-      await database.transaction((tx) => takeAttempt(tx, [counters.accountAddress], clock.now()));
-      const row = await repo.findUserById(db, input.user.id);
-      if (!row || !(await verifyPassword(input.currentPassword, row.passwordHash))) {
-        throw new AppError('invalid_request', {
-          message: 'That is not your current password',
-          issues: [
-            {
-              path: ['body', 'currentPassword'],
-              message: 'Not your current password',
-              code: 'custom',
-            },
-          ],
-        });
-      }
-      await forgetAttempts(db, counters.accountAddress.key);
+    }): Promise<Revoked> {
+      const row = await confirmPassword(input.user, input.currentPassword, input.clientAddress);
+      if (!row) throw notCurrentPassword('invalid_request');
       const passwordHash = await hashPassword(input.newPassword, passwordCost);
-      await database.transaction(async (tx) => {
+      return database.transaction(async (tx) => {
         await repo.setPasswordHash(tx, row.id, passwordHash);
-        await sessionsRepo.deleteOtherSessions(tx, row.id, hashSessionId(input.currentSessionId));
+        const sessions = await sessionsRepo.deleteOtherSessions(
+          tx,
+          row.id,
+          hashSessionId(input.currentSessionId),
+        );
+        return {
+          revokedSessions: Number(sessions.numDeletedRows),
+          revokedTokens: await deleteUserApiTokens(tx, row.id),
+        };
       });
     },
   };
 }
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
+
+/** A wrong `currentPassword`, as the endpoint that asked for it answers it. */
+export const notCurrentPassword = (code: 'invalid_request' | 'forbidden') =>
+  new AppError(code, {
+    message: 'That is not your current password',
+    issues: [
+      { path: ['body', 'currentPassword'], message: 'Not your current password', code: 'custom' },
+    ],
+  });

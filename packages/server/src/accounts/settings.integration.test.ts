@@ -58,8 +58,13 @@ describe.each(databaseKinds)("a user's settings on %s", (kind) => {
     expect((await first.patch('/api/me', { name: '' })).status).toBe(400);
   });
 
-  it('changes the password given the current one, ending every other session', async () => {
+  it('changes the password given the current one, ending every other session and every token', async () => {
     const { client: second } = await signIn();
+    const { client: third } = await signIn();
+    const token = (await first.post('/api/me/tokens', { name: 'ci', scope: 'write' })).body.token;
+    const withToken = () =>
+      t.newClient().get('/api/me', { headers: { authorization: `Bearer ${token}` } });
+    expect((await withToken()).status).toBe(200);
     const wrong = await first.post('/api/me/password', {
       currentPassword: 'not it at all',
       newPassword: 'a brand new passphrase',
@@ -77,9 +82,13 @@ describe.each(databaseKinds)("a user's settings on %s", (kind) => {
       currentPassword: PASSWORD,
       newPassword: 'a brand new passphrase',
     });
-    expect(changed.status).toBe(204);
+    // Whoever held the old password may have made a token too: the answer says what ended.
+    expect(changed).toMatchObject({ status: 200, body: { revokedSessions: 2, revokedTokens: 1 } });
     expect((await first.get('/api/me')).status).toBe(200);
     expect((await second.get('/api/me')).status).toBe(401);
+    expect((await third.get('/api/me')).status).toBe(401);
+    expect((await withToken()).status).toBe(401);
+    expect((await first.get('/api/me/tokens')).body.tokens).toEqual([]);
     expect((await signIn(PASSWORD)).status).toBe(401);
     expect((await signIn('a brand new passphrase')).status).toBe(200);
     expect(t.logs.lines.join('\n')).not.toContain('a brand new passphrase');

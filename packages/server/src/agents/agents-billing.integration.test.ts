@@ -1,5 +1,6 @@
 import type { Agent, MachineState } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -19,7 +20,7 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
     await owner.post(`/api/accounts/${orgId}/subscription`);
     member = t.newClient();
     const { user } = await signUpUser(member);
-    await owner.post(`/api/orgs/${orgId}/members`, { email: user.email, role: 'member' });
+    await joinOrganization(t, { owner, orgId, member, email: user.email, role: 'member' });
   });
   afterAll(() => t?.close());
 

@@ -1,6 +1,7 @@
 import type { AuditEvent, AuditLog } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClientOf, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
+import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -25,8 +26,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
     ] as const) {
       const { user } = await signUpUser(client);
       ids[key] = user.id;
-      const added = await owner.post(`/api/orgs/${ids.org}/members`, { email: user.email, role });
-      expect(added.status).toBe(201);
+      await joinOrganization(t, { owner, orgId: ids.org, member: client, email: user.email, role });
     }
   });
   afterAll(() => t?.close());
@@ -99,8 +99,10 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
       'member.role',
       'member.role',
       'member.role',
-      'member.add',
-      'member.add',
+      'invitation.accept',
+      'invitation.create',
+      'invitation.accept',
+      'invitation.create',
     ]);
     const byAction = (action: string) => items.find((e) => e.action === action) as AuditEvent;
     expect(byAction('agent.billing')).toMatchObject({
@@ -112,7 +114,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
       actor: null,
       data: { name: 'audited', version: 1, agentId: agent.body.id },
     });
-    expect(items.at(-1)).toMatchObject({ resourceId: ids.admin, data: { role: 'admin' } });
+    expect(items.at(-1)).toMatchObject({ actor: { userId: ids.owner }, data: { role: 'admin' } });
     expect((await log(admin)).items.length).toBe(items.length);
     expect((await plain.get(`/api/accounts/${ids.org}/audit`)).status).toBe(403);
   });
@@ -123,7 +125,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
     expect(members.map((e) => e.action)).toEqual(
       all.filter((e) => e.action.startsWith('member.')).map((e) => e.action),
     );
-    expect((await log(owner, '?kind=member.add')).items).toHaveLength(2);
+    expect((await log(owner, '?kind=invitation.accept')).items).toHaveLength(2);
     expect((await log(owner, '?kind=agent.create')).items).toHaveLength(1);
     expect((await log(owner, '?kind=memb')).items).toEqual([]);
     const byAdmin = (await log(owner, `?actor=${ids.admin}`)).items;

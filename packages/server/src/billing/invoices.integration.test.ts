@@ -8,6 +8,7 @@ import {
   insertSlot,
   subscriptionStatusOf,
 } from '../../test/billing-fixture.js';
+import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -54,8 +55,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     const join = async (role: 'admin' | 'member') => {
       const client = t.newClient();
       const { user } = await signUpUser(client);
-      const res = await owner.post(`/api/orgs/${orgId}/members`, { email: user.email, role });
-      expect(res.status).toBe(201);
+      await joinOrganization(t, { owner, orgId, member: client, email: user.email, role });
       return client;
     };
     admin = await join('admin');

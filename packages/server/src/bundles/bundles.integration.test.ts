@@ -12,6 +12,7 @@ import {
   tarballOf,
   tarGz,
 } from '../../test/bundle-test-helpers.js';
+import { joinOrganization } from '../../test/mailed-links.js';
 import { metricValue } from '../../test/metric-value.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -417,7 +418,10 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const member = t.newClient();
     const memberUser = await signUpUser(member);
     const org = (await owner.post('/api/orgs', { name: 'Pub', slug: `pub-${kind}` })).body;
-    await owner.post(`/api/orgs/${org.id}/members`, {
+    await joinOrganization(t, {
+      owner,
+      orgId: org.id,
+      member,
       email: memberUser.user.email,
       role: 'member',
     });
@@ -469,8 +473,9 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const admin = t.newClient();
     const m = await signUpUser(member);
     const ad = await signUpUser(admin);
-    await owner.post(`/api/orgs/${org.id}/members`, { email: m.user.email, role: 'member' });
-    await owner.post(`/api/orgs/${org.id}/members`, { email: ad.user.email, role: 'admin' });
+    const orgId = org.id;
+    await joinOrganization(t, { owner, orgId, member, email: m.user.email, role: 'member' });
+    await joinOrganization(t, { owner, orgId, member: admin, email: ad.user.email, role: 'admin' });
     expect((await member.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(403);
     expect((await admin.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(204);
   });

@@ -125,3 +125,26 @@ export const refreshPublished = (db: Executor, bundleId: string) =>
     })
     .where('id', '=', bundleId)
     .execute();
+
+/**
+ * The account behind a public page: an organization, or a personal account that has published
+ * (a bundle with a version); nothing for any other.
+ */
+export const findPublicAccount = (db: Executor, slug: string) =>
+  db
+    .selectFrom('accounts as a')
+    .select(['a.slug', 'a.name'])
+    .where('a.slug', '=', slug)
+    .where((eb) =>
+      eb.or([
+        eb('a.kind', '=', 'organization'),
+        eb.exists(
+          eb
+            .selectFrom('bundles as b')
+            .select('b.id')
+            .whereRef('b.accountId', '=', 'a.id')
+            .where('b.latestVersion', 'is not', null),
+        ),
+      ]),
+    )
+    .executeTakeFirst();

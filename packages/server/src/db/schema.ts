@@ -40,6 +40,13 @@ export interface UsersTable {
   passwordHash: string;
   /** When `email` was last proven to reach the user; null until then. */
   emailVerifiedAt: Date | null;
+  /**
+   * A requested new address, the SHA-256 of the link mailed to it and when that link expires;
+   * all null while no change waits. `email` becomes `pendingEmail` only through the link.
+   */
+  pendingEmail: Generated<string | null>;
+  pendingEmailTokenHash: Generated<string | null>;
+  pendingEmailExpiresAt: Generated<Date | null>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }
@@ -47,7 +54,7 @@ export interface UsersTable {
 /** A link sent by e-mail (verification, password reset): the hash of its secret, single use. */
 export interface EmailLinksTable {
   tokenHash: string;
-  purpose: 'verify_email' | 'reset_password';
+  purpose: 'verify_email' | 'reset_password' | 'undo_email_change';
   userId: string;
   email: string;
   createdAt: Date;

@@ -1,4 +1,4 @@
-import type { AccountMembership, User } from '@svc/contract';
+import type { AccountMembership, PendingEmailChange, User } from '@svc/contract';
 
 /** Typed request variables that middlewares publish for handlers. */
 export interface AppEnv {
@@ -11,6 +11,8 @@ export interface AppEnv {
      * statement that checked the session or token, so they are as current as the check.
      */
     memberships: AccountMembership[];
+    /** Set with `user`: the user's requested new e-mail address, if one waits. */
+    pendingEmailChange: PendingEmailChange | null;
     /** Set by the router before auth: the scope a personal access token needs here. */
     tokenScope: 'read' | 'write';
     /** Set by the Agent-token middleware on endpoints whose auth is `agent`. */

@@ -9,6 +9,7 @@ import { readSessionCookie } from './session-cookie.js';
 export interface UserPrincipal {
   readonly user: AppEnv['Variables']['user'];
   readonly memberships: AppEnv['Variables']['memberships'];
+  readonly pendingEmailChange: AppEnv['Variables']['pendingEmailChange'];
 }
 
 /** Whatever resolves a session cookie to its user (the sessions service). */
@@ -57,6 +58,7 @@ export function userAuth(options: {
       }
       c.set('user', found.user);
       c.set('memberships', found.memberships);
+      c.set('pendingEmailChange', found.pendingEmailChange);
       return next();
     }
     const sessionId = readSessionCookie(c, secureCookies);
@@ -64,6 +66,7 @@ export function userAuth(options: {
     if (!found) throw new AppError('unauthorized');
     c.set('user', found.user);
     c.set('memberships', found.memberships);
+    c.set('pendingEmailChange', found.pendingEmailChange);
     await next();
   };
 }

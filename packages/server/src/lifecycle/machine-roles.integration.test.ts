@@ -1,5 +1,6 @@
 import type { Role } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -50,11 +51,13 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
       if (role === 'owner') {
         sourceOrg = await billedOrg(client);
       } else {
-        const added = await users.owner.client.post(`/api/orgs/${sourceOrg}/members`, {
+        await joinOrganization(t, {
+          owner: users.owner.client,
+          orgId: sourceOrg,
+          member: client,
           email: user.email,
           role,
         });
-        expect(added.status).toBe(201);
       }
     }
   });

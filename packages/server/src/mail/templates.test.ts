@@ -96,4 +96,24 @@ describe('mail templates', () => {
     );
     expect(flattened.subject).toBe('Ada Bcc: x@example.com invited you to Acme');
   });
+
+  it('render the e-mail change messages: the confirmation link, the undo link, the taken note', () => {
+    const url = 'https://svc.example/dashboard/verify-email?token=abc';
+    const undoUrl = 'https://svc.example/dashboard/undo-email-change?token=def';
+    const render = (template: string, data: unknown) =>
+      renderMail(MailMessageSchema.parse({ template, to: 'a@example.com', data }), site);
+    const confirm = render('confirmEmailChange', { name: 'Ada', newEmail: 'n@example.com', url });
+    expect(confirm.text).toContain(`\n${url}\n`);
+    expect(confirm.html).toContain(`href="${url}"`);
+    for (const template of ['emailChangeRequested', 'emailChanged']) {
+      const notice = render(template, { name: 'Ada', newEmail: '<n@example.com>', undoUrl });
+      expect(notice.text).toContain(undoUrl);
+      expect(notice.html).toContain(`href="${undoUrl}"`);
+      expect(notice.html).toContain('&#60;n@example.com&#62;');
+    }
+    const inUse = render('emailInUse', {});
+    expect(inUse.subject).toBe('Someone tried to use your e-mail address');
+    expect(inUse.text).toContain('https://svc.example/dashboard/forgot-password');
+    expect(inUse.text).not.toMatch(/token=/);
+  });
 });

@@ -1,7 +1,15 @@
 import { Email } from '@svc/contract';
 import { z } from 'zod';
 import { frame, type MailSite, type MailTemplate } from './template.js';
-import { emailChanged, invitation, passwordReset, verifyEmail } from './templates/account-mail.js';
+import {
+  confirmEmailChange,
+  emailChanged,
+  emailChangeRequested,
+  emailInUse,
+  invitation,
+  passwordReset,
+  verifyEmail,
+} from './templates/account-mail.js';
 import { notice } from './templates/notice.js';
 
 /**
@@ -14,7 +22,10 @@ export const MAIL_TEMPLATES = {
   verifyEmail,
   passwordReset,
   invitation,
+  confirmEmailChange,
+  emailChangeRequested,
   emailChanged,
+  emailInUse,
 } satisfies Record<string, MailTemplate>;
 
 export type TemplateName = keyof typeof MAIL_TEMPLATES;

@@ -16,6 +16,7 @@ import * as m0014 from './0014-agent-adoption.js';
 import * as m0015 from './0015-session-details.js';
 import * as m0016 from './0016-account-links-tokens.js';
 import * as m0017 from './0017-billing.js';
+import * as m0018 from './0018-email-change.js';
 import * as m0019 from './0019-audit-actor.js';
 
 /**
@@ -40,5 +41,6 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0015-session-details': m0015,
   '0016-account-links-tokens': m0016,
   '0017-billing': m0017,
+  '0018-email-change': m0018,
   '0019-audit-actor': m0019,
 };

@@ -50,14 +50,67 @@ export const invitation = defineTemplate({
   }),
 });
 
-/** Sent to the old address when a user's e-mail changes, so a takeover does not go unseen. */
+/**
+ * To a requested new address: the link that makes it the account's address (once, 24 hours).
+ * Until it is opened, nothing changes.
+ */
+export const confirmEmailChange = defineTemplate({
+  data: z.object({ name: Name, newEmail: z.string().max(254), url: Link }),
+  render: ({ name, newEmail, url }) => ({
+    subject: 'Confirm your new e-mail address',
+    text: `Hello ${name},\n\nyou asked to use ${newEmail} for your account. Open this link to confirm it (it works once, for 24 hours):\n\n${url}\n\nUntil then your account keeps its current address. If you did not ask for this, ignore this message.`,
+    html: html`<p>Hello ${name},</p>
+<p>You asked to use <b>${newEmail}</b> for your account. <a href="${url}">Confirm the new address</a>; the link works once, for 24 hours.</p>
+<p>Until then your account keeps its current address. If you did not ask for this, ignore this message.</p>`,
+  }),
+});
+
+/** The words of both notices to the current address: what the undo link does. */
+const undoText = (undoUrl: string) =>
+  `If you did not do this, someone else knows your password. Open this link (it works once, for 7 days): it keeps or gives back this address, signs out every browser, revokes every access token, and lets you choose a new password:\n\n${undoUrl}`;
+const undoHtml = (undoUrl: string) =>
+  html`<p>If you did not do this, someone else knows your password. <a href="${undoUrl}">Take your account back</a>: the link keeps or gives back this address, signs out every browser, revokes every access token, and lets you choose a new password. It works once, for 7 days.</p>`;
+
+/**
+ * To the current address when a change to another is asked for, so a takeover does not go
+ * unseen: nothing has changed yet, and the link undoes it.
+ */
+export const emailChangeRequested = defineTemplate({
+  data: z.object({ name: Name, newEmail: z.string().max(254), undoUrl: Link }),
+  render: ({ name, newEmail, undoUrl }) => ({
+    subject: 'A change of your e-mail address was asked for',
+    text: `Hello ${name},\n\nsomeone signed in to your account asked to change its e-mail address to ${newEmail}. Nothing changes until that address confirms it.\n\n${undoText(undoUrl)}`,
+    html: html`<p>Hello ${name},</p>
+<p>Someone signed in to your account asked to change its e-mail address to <b>${newEmail}</b>. Nothing changes until that address confirms it.</p>
+${undoHtml(undoUrl)}`,
+  }),
+});
+
+/** To the previous address once a change took effect, with a link that reverts it. */
 export const emailChanged = defineTemplate({
-  data: z.object({ name: Name, newEmail: z.string().max(254) }),
-  render: ({ name, newEmail }) => ({
+  data: z.object({ name: Name, newEmail: z.string().max(254), undoUrl: Link }),
+  render: ({ name, newEmail, undoUrl }) => ({
     subject: 'Your e-mail address was changed',
-    text: `Hello ${name},\n\nthe e-mail address of your account was changed to ${newEmail}. Messages now go there.\n\nIf you did not do this, reset your password and tell the service's operator.`,
+    text: `Hello ${name},\n\nthe e-mail address of your account was changed to ${newEmail}. Messages now go there.\n\n${undoText(undoUrl)}`,
     html: html`<p>Hello ${name},</p>
 <p>The e-mail address of your account was changed to <b>${newEmail}</b>. Messages now go there.</p>
-<p>If you did not do this, reset your password and tell the service's operator.</p>`,
+${undoHtml(undoUrl)}`,
+  }),
+});
+
+/**
+ * To an address someone asked to move their account to while another account has it. Whoever
+ * asked is told nothing different (their answer and their mail look the same either way), so
+ * the address's owner is the only one who learns of it.
+ */
+export const emailInUse = defineTemplate({
+  data: z.object({}),
+  render: (_, site) => ({
+    subject: 'Someone tried to use your e-mail address',
+    text: `Hello,\n\nsomeone asked to move another account to this address, which already has an account here. Nothing changed, and nothing will.\n\nIf it was you, sign in with this address instead; if you forgot the password, reset it: ${site.publicUrl}/dashboard/forgot-password\n\nOtherwise ignore this message.`,
+    html: html`<p>Hello,</p>
+<p>Someone asked to move another account to this address, which already has an account here. Nothing changed, and nothing will.</p>
+<p>If it was you, sign in with this address instead; if you forgot the password, <a href="${`${site.publicUrl}/dashboard/forgot-password`}">reset it</a>.</p>
+<p>Otherwise ignore this message.</p>`,
   }),
 });
