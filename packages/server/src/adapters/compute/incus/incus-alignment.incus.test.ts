@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
+import { incusExec } from '../../../../test/incus-exec.js';
+import { waitFor } from '../../../../test/wait.js';
+import { buildUserData } from '../../../plain-vms/cloud-init.js';
+import { IncusClient } from './incus-client.js';
+import { IncusComputeDriver } from './incus-compute-driver.js';
+import type { AclRule } from './incus-firewall.js';
+import { alignmentPatch } from './incus-hardening.js';
+import type { Instance, WritableInstance } from './incus-instance.js';
+
+// A machine made before the isolation settings (no NIC filtering, no fixed MAC, shared UIDs, the
+// guest API, an ACL letting it out everywhere) is brought in line by the reconciler's driver
+// pass, and fully at its next start through the driver: on the real daemon.
+
+const SERVICE_PORT = 18_080;
+const id = randomUUID();
+const name = `svc-${id}`;
+let project: Awaited<ReturnType<typeof createIncusProject>>;
+let client: IncusClient;
+let driver: IncusComputeDriver;
+let address: string;
+
+const instance = () => client.call<Instance>('GET', `/1.0/instances/${name}`);
+const exec = (script: string) => incusExec(project.name, name, script);
+const uidBase = async () => Number((await exec('cat /proc/self/uid_map')).stdout.split(/\s+/)[2]);
+
+beforeAll(async () => {
+  project = await createIncusProject();
+  client = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+  driver = new IncusComputeDriver(
+    {
+      socketPath: INCUS_SOCKET,
+      project: project.name,
+      network: 'incusbr0',
+      storagePool: 'default',
+      sizeFactor: 0.25,
+      instanceType: 'container',
+      agentImage: 'svc-agent',
+      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
+      serviceUrl: `http://localhost:${SERVICE_PORT}`,
+    },
+    pino({ level: 'silent' }),
+  );
+  await driver.connect();
+  const created = await driver.createServer({
+    id,
+    size: 'small',
+    region: 'eu',
+    image: 'debian-12',
+    bootstrapEnv: {},
+    labels: { managedBy: 'svc-alignment-test', kind: 'plain_vm', plainVmId: id },
+    userData: buildUserData({ hostname: 'svc-old', defaultUser: 'debian', authorizedKeys: [] }),
+    login: { user: 'debian', authorizedKeys: [] },
+  });
+  address = created.ipv4 as string;
+
+  // Made the way older versions made it: stopped, its settings taken away, started by Incus.
+  await driver.powerOff(id);
+  const { metadata, etag } = await client.request<Instance & WritableInstance>(
+    'GET',
+    `/1.0/instances/${name}`,
+  );
+  const config = Object.fromEntries(
+    Object.entries(metadata.config).filter(
+      ([key]) => !key.startsWith('security.') && key !== 'limits.processes',
+    ),
+  );
+  const eth0 = metadata.devices.eth0 as Record<string, string>;
+  const { architecture, ephemeral, profiles, stateful, description } = metadata;
+  await client.call('PUT', `/1.0/instances/${name}`, {
+    body: {
+      architecture,
+      ephemeral,
+      profiles,
+      stateful,
+      description,
+      config,
+      devices: {
+        ...metadata.devices,
+        eth0: {
+          type: 'nic',
+          network: 'incusbr0',
+          name: 'eth0',
+          'ipv4.address': eth0['ipv4.address'] as string,
+        },
+      },
+    },
+    ...(etag && { headers: { 'If-Match': etag } }),
+  });
+  const acl = await client.call<{ config: Record<string, string>; ingress: AclRule[] }>(
+    'GET',
+    `/1.0/network-acls/${name}`,
+  );
+  await client.call('PUT', `/1.0/network-acls/${name}`, {
+    body: {
+      config: acl.config,
+      ingress: acl.ingress,
+      egress: [
+        {
+          action: 'allow',
+          state: 'enabled',
+          source: `${address}/32`,
+          destination: '0.0.0.0/1,128.0.0.0/1',
+        },
+      ],
+    },
+  });
+  await client.call('PUT', `/1.0/instances/${name}/state`, { body: { action: 'start' } });
+  await waitFor(
+    async () => (await exec('ip -4 -o addr show eth0')).stdout.includes(` ${address}/`),
+    120_000,
+    'the old machine on its address',
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await driver?.deleteServer(id).catch(() => {});
+  await driver?.close();
+  client?.close();
+  await project?.remove();
+});
+
+describe('machines made before the isolation settings', { timeout: 180_000 }, () => {
+  it('run without them at first (the starting point)', async () => {
+    const old = await instance();
+    expect(old.devices.eth0).not.toHaveProperty('security.ipv4_filtering');
+    expect(old.config).not.toHaveProperty('security.idmap.isolated');
+    expect((await exec('test -e /dev/incus && echo present')).stdout).toBe('present\n');
+  });
+
+  it('get the filtering, limits and egress rules from the reconciler, running', async () => {
+    const macBefore = (await instance()).config['volatile.eth0.hwaddr'];
+    await driver.reconcile();
+    const now = await instance();
+    expect(now.status).toBe('Running');
+    expect(now.devices.eth0).toMatchObject({
+      'ipv4.address': address,
+      'security.mac_filtering': 'true',
+      'security.ipv4_filtering': 'true',
+      'security.ipv6_filtering': 'true',
+    });
+    // Its MAC is not changed while it runs (that would unplug its interface).
+    expect(now.devices.eth0).not.toHaveProperty('hwaddr');
+    expect(now.config['volatile.eth0.hwaddr']).toBe(macBefore);
+    expect(now.config).toMatchObject({
+      'limits.processes': '512',
+      'security.idmap.isolated': 'true',
+      'security.nesting': 'false',
+    });
+    // It still has its network: the host's DNS answers it.
+    expect((await exec("timeout 5 bash -c '</dev/tcp/10.77.0.1/53' && echo ok")).stdout).toBe(
+      'ok\n',
+    );
+    const acl = await client.call<{ egress: AclRule[] }>('GET', `/1.0/network-acls/${name}`);
+    expect(acl.egress).toHaveLength(4);
+    expect(acl.egress.find((rule) => rule.description === 'the service')).toMatchObject({
+      protocol: 'tcp',
+      destination: '10.77.0.1/32',
+      destination_port: String(SERVICE_PORT),
+    });
+    const outside = (acl.egress.at(-1)?.destination ?? '').split(',');
+    expect(outside).not.toContain('0.0.0.0/1');
+    expect(outside).toContain('11.0.0.0/8');
+  });
+
+  it('get the rest at their next start through the driver, and then nothing more', async () => {
+    const macBefore = (await instance()).config['volatile.eth0.hwaddr'];
+    const sharedBase = await uidBase();
+    await driver.powerOff(id);
+    await driver.powerOn(id);
+    const now = await instance();
+    expect(now.devices.eth0?.hwaddr).toBe(macBefore);
+    expect(now.config['security.guestapi']).toBe('false');
+    await waitFor(
+      async () => (await exec('ip -4 -o addr show eth0')).stdout.includes(` ${address}/`),
+      120_000,
+      'the machine back on its address',
+    );
+    expect((await exec('test -e /dev/incus && echo present; echo checked')).stdout).toBe(
+      'checked\n',
+    );
+    expect(await uidBase()).not.toBe(sharedBase);
+    expect(alignmentPatch(now, 0.25)).toBeUndefined();
+    expect((await driver.getServer(id))?.ipv4).toBe(address);
+  });
+});
