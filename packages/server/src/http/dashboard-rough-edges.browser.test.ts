@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
-import { agentClientOf, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
+import { runningMachines } from '../../test/dashboard-fixture.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
 import type { TestClient } from '../../test/test-client.js';
 import { signUpUser } from '../../test/test-context.js';
-import { waitFor } from '../../test/wait.js';
 
 const PASSWORD = 'correct horse battery';
 const PHONE = { width: 390, height: 844 };
@@ -71,30 +70,12 @@ describe('the dashboard in Chromium: rough edges', () => {
     slug = (await signUpUser(owner, { email, name: 'Edsger Dijkstra' })).account.slug;
     const org = await owner.post('/api/orgs', { name: 'Mathematical Centre', slug: 'math-centre' });
     orgSlug = org.body.slug;
-    const agent = await owner.post('/api/agents', {
-      name: 'publisher',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-    });
-    agentId = agent.body.id;
-    await publishSimple(
-      server.t,
-      agentClientOf(server.t, agentId),
-      manifestOf('shortest-path', { displayName: 'Shortest path' }),
-    );
-    const vm = await owner.post('/api/plain-vms', {
-      name: 'web-1',
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    });
-    vmId = vm.body.id;
-    const running = async (path: string) => (await owner.get(path)).body.status === 'running';
-    await waitFor(() => running(`/api/agents/${agentId}`), 30_000, 'the Agent running');
-    await waitFor(() => running(`/api/plain-vms/${vmId}`), 30_000, 'the VM running');
+    ({ agentId, vmId } = await runningMachines(server.t, owner, {
+      agent: 'publisher',
+      vm: 'web-1',
+      bundle: 'shortest-path',
+      bundleManifest: { displayName: 'Shortest path' },
+    }));
 
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1100, height: 900 } });

@@ -5,6 +5,7 @@ import { auditQuery } from '../../api/queries/accounts.js';
 import { Empty } from '../../components/Empty.js';
 import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { formatDate } from '../../modules/format.js';
 import { useTitle } from '../../modules/use-title.js';
@@ -56,7 +57,7 @@ export function AuditPage() {
           if (events.length === 0) return <Empty>Nothing recorded yet.</Empty>;
           return (
             <>
-              <div className="table-scroll">
+              <TableScroll label="Audit events">
                 <table>
                   <thead>
                     <tr>
@@ -79,7 +80,7 @@ export function AuditPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
               {log.hasNextPage && (
                 <button
                   type="button"

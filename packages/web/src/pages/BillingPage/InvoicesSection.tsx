@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { invoicesQuery } from '../../api/queries/billing.js';
 import { Empty } from '../../components/Empty.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { useCurrentAccount } from '../../modules/account-context.js';
 import { formatDay, formatMoney, formatPeriod } from '../../modules/format.js';
 
@@ -18,7 +19,7 @@ export function InvoicesSection() {
           list.length === 0 ? (
             <Empty>No invoices yet. Each month’s invoice is issued when the month ends.</Empty>
           ) : (
-            <div className="table-scroll">
+            <TableScroll label="Invoices">
               <table aria-label="Invoices">
                 <thead>
                   <tr>
@@ -40,7 +41,7 @@ export function InvoicesSection() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </QueryView>

@@ -1,4 +1,5 @@
 import { type Product, type Region, SIZE_ORDER } from '@svc/contract';
+import { TableScroll } from '../../components/TableScroll.js';
 import type { Prices } from '../../modules/prices.js';
 import { REGION_NAMES } from '../../modules/SizeSpecs.js';
 
@@ -8,7 +9,7 @@ const PRODUCTS: Record<Product, string> = { agent: 'Agent', plain_vm: 'Plain VM'
 export function SlotPriceTable({ prices }: { prices: Prices }) {
   const regions = Object.keys(REGION_NAMES) as Region[];
   return (
-    <div className="table-scroll">
+    <TableScroll label="Slot prices">
       <table aria-label="Slot prices">
         <caption className="hint">One slot, a month</caption>
         <thead>
@@ -37,6 +38,6 @@ export function SlotPriceTable({ prices }: { prices: Prices }) {
           )}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

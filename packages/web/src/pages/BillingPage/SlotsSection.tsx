@@ -4,6 +4,7 @@ import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { usePrices } from '../../modules/prices.js';
 
@@ -25,7 +26,7 @@ export function SlotsSection() {
           list.length === 0 ? (
             <Empty>No slots. Machines billed by subscription take or add one.</Empty>
           ) : (
-            <div className="table-scroll">
+            <TableScroll label="Slots">
               <table aria-label="Slots">
                 <caption className="hint">
                   {list.length === 1 ? 'One slot' : `${list.length} slots`}:{' '}
@@ -67,7 +68,7 @@ export function SlotsSection() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </QueryView>

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { upcomingInvoiceQuery } from '../../api/queries/billing.js';
 import { Empty } from '../../components/Empty.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { useCurrentAccount } from '../../modules/account-context.js';
 import {
   type Currency,
@@ -61,7 +62,7 @@ export function InvoiceLinesTable(props: {
 }) {
   const money = (amount: number) => formatMoney(amount, props.currency);
   return (
-    <div className="table-scroll">
+    <TableScroll label="Invoice lines">
       <table aria-label="Invoice lines">
         <thead>
           <tr>
@@ -95,7 +96,7 @@ export function InvoiceLinesTable(props: {
           </tr>
         </tfoot>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -1,5 +1,6 @@
 import type { Usage } from '@svc/contract';
 import { Empty } from '../../components/Empty.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { formatHours } from '../../modules/format.js';
 
 const NOUN = { agent: 'Agent', plain_vm: 'Plain VM' } as const;
@@ -12,7 +13,7 @@ export function UsageTable({ usage }: { usage: Usage }) {
   if (usage.resources.length === 0)
     return <Empty>No machines ran on this account since {since}.</Empty>;
   return (
-    <div className="table-scroll">
+    <TableScroll label="Usage">
       <table aria-label="Usage">
         <caption className="hint">Hours since {since} (UTC), up to now.</caption>
         <thead>
@@ -39,6 +40,6 @@ export function UsageTable({ usage }: { usage: Usage }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

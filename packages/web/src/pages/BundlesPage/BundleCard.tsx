@@ -1,6 +1,7 @@
 import type { BundleDetail } from '@svc/contract';
 import { useId } from 'react';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { TypedConfirm } from '../../components/TypedConfirm.js';
 import { formatBytes, formatDate } from '../../modules/format.js';
 
@@ -32,7 +33,7 @@ export function BundleCard(props: {
         {bundle.tags.length > 0 && ` · ${bundle.tags.join(', ')}`}
       </p>
       {bundle.description && <p>{bundle.description}</p>}
-      <div className="table-scroll">
+      <TableScroll label={`Versions of ${bundle.displayName}`}>
         <table>
           <caption className="visually-hidden">Versions of {bundle.displayName}</caption>
           <thead>
@@ -78,7 +79,7 @@ export function BundleCard(props: {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       {props.canDelete ? (
         <TypedConfirm
           name={bundle.name}

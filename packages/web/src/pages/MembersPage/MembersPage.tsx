@@ -12,6 +12,7 @@ import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { useTitle } from '../../modules/use-title.js';
 import { InviteForm } from './InviteForm.js';
@@ -43,7 +44,7 @@ export function MembersPage() {
       <h1>Members of {account.name}</h1>
       <QueryView query={members} what="members">
         {(data) => (
-          <div className="table-scroll">
+          <TableScroll label="Members">
             <table>
               <thead>
                 <tr>
@@ -99,7 +100,7 @@ export function MembersPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryView>
       <ErrorMessage error={remove.error} />

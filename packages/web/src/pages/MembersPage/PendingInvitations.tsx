@@ -4,6 +4,7 @@ import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { formatDate } from '../../modules/format.js';
 
 /** Invitations not accepted yet; revoking one makes its link stop working. */
@@ -19,7 +20,7 @@ export function PendingInvitations(props: { orgId: string }) {
           data.invitations.length === 0 ? (
             <Empty>No pending invitations.</Empty>
           ) : (
-            <div className="table-scroll">
+            <TableScroll label="Pending invitations">
               <table>
                 <thead>
                   <tr>
@@ -53,7 +54,7 @@ export function PendingInvitations(props: { orgId: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </QueryView>

@@ -4,6 +4,7 @@ import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { formatDate } from '../../modules/format.js';
 import { NewTokenForm } from './NewTokenForm.js';
 
@@ -27,7 +28,7 @@ export function ApiTokensSection() {
           data.tokens.length === 0 ? (
             <Empty>No tokens yet.</Empty>
           ) : (
-            <div className="table-scroll">
+            <TableScroll label="API tokens">
               <table>
                 <thead>
                   <tr>
@@ -63,7 +64,7 @@ export function ApiTokensSection() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </QueryView>

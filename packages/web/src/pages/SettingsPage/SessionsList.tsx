@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { endSessionMutation, sessionsQuery } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { formatDate } from '../../modules/format.js';
 
 /** Every browser signed in as the user; any but this one can be signed out from here. */
@@ -14,7 +15,7 @@ export function SessionsList() {
       <h2>Sessions</h2>
       <QueryView query={sessions} what="sessions">
         {(data) => (
-          <div className="table-scroll">
+          <TableScroll label="Sessions">
             <table>
               <thead>
                 <tr>
@@ -51,7 +52,7 @@ export function SessionsList() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </QueryView>
       <ErrorMessage error={end.error} />
