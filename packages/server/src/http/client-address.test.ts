@@ -5,10 +5,13 @@ import { clientAddress, type ProxyTrust } from './client-address.js';
 const PEER = '192.0.2.9';
 
 /** The address `clientAddress` finds for a request from `PEER` carrying `forwardedFor`. */
-async function addressOf(trust: ProxyTrust, forwardedFor?: string) {
+const addressOf = (trust: ProxyTrust, forwardedFor?: string) =>
+  addressWith(trust, forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor });
+
+/** The address `clientAddress` finds for a request from `PEER` with these headers. */
+async function addressWith(trust: ProxyTrust, headers: Record<string, string>) {
   const app = new Hono();
   app.get('/', (c) => c.text(clientAddress(c, trust)));
-  const headers = forwardedFor === undefined ? undefined : { 'x-forwarded-for': forwardedFor };
   // @hono/node-server hands the app the incoming message; its socket is the peer.
   const res = await app.request(
     '/',
@@ -46,5 +49,19 @@ describe('clientAddress', () => {
     expect(await addressOf(oneHop, '')).toBe(PEER);
     expect(await addressOf(oneHop, '10.0.0.1, not-an-address')).toBe(PEER);
     expect(await addressOf(oneHop, '2001:db8::1')).toBe('2001:db8::1');
+  });
+
+  it('reads RFC 7239 Forwarded where a proxy writes only that, X-Forwarded-For first', async () => {
+    const oneHop = { trustProxy: true, trustedProxyHops: 1 };
+    const forwarded = (value: string) => addressWith(oneHop, { forwarded: value });
+    expect(await forwarded('for=203.0.113.7')).toBe('203.0.113.7');
+    expect(await forwarded('for=10.0.0.1, for=203.0.113.7;proto=https')).toBe('203.0.113.7');
+    expect(await forwarded('proto=https;For="203.0.113.7:4711"')).toBe('203.0.113.7');
+    expect(await forwarded('for="[2001:db8::1]:4711"')).toBe('2001:db8::1');
+    expect(await forwarded('for=_hidden')).toBe(PEER);
+    expect(await forwarded('for=unknown')).toBe(PEER);
+    const both = { 'x-forwarded-for': '198.51.100.4', forwarded: 'for=203.0.113.7' };
+    expect(await addressWith(oneHop, both)).toBe('198.51.100.4');
+    expect(await addressWith({ trustProxy: false, trustedProxyHops: 1 }, both)).toBe(PEER);
   });
 });

@@ -10,8 +10,8 @@ export interface ProxyTrust {
 }
 
 /**
- * The client's address: the socket's peer, or with `trustProxy` the `X-Forwarded-For` entry the
- * outermost trusted proxy appended, `trustedProxyHops` from the right. Each proxy appends the
+ * The client's address: the socket's peer, or with `trustProxy` the entry the outermost trusted
+ * proxy appended, `trustedProxyHops` from the right (`proxyChain`). Each proxy appends the
  * address it was connected from, so the entries left of those are whatever the client wrote and
  * can name anyone. Fewer entries than hops (a proxy that did not append) leaves the leftmost, which
  * a trusted proxy still wrote; an entry that is no IP address is ignored for the socket's peer.
@@ -19,14 +19,52 @@ export interface ProxyTrust {
  */
 export function clientAddress(c: Context, trust: ProxyTrust): string {
   if (trust.trustProxy) {
-    const entries = (c.req.header('x-forwarded-for') ?? '')
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean);
+    const entries = proxyChain(c) ?? [];
     const forwarded = entries[Math.max(0, entries.length - trust.trustedProxyHops)];
     if (forwarded && isIP(forwarded)) return forwarded;
   }
   return peerAddress(c);
+}
+
+/**
+ * Whether a proxy says it forwarded the request: it carries `X-Forwarded-For` or `Forwarded`
+ * (RFC 7239), which proxies write alike. Only meaningful with `trustProxy`.
+ */
+export const isForwarded = (c: Context): boolean =>
+  c.req.header('x-forwarded-for') !== undefined || c.req.header('forwarded') !== undefined;
+
+/**
+ * The addresses the proxies reported, the client's first: `X-Forwarded-For`'s entries, or, where
+ * a proxy writes only RFC 7239's `Forwarded`, each element's `for=` (quotes, the brackets of an
+ * IPv6 address and a port taken off; `unknown` and obfuscated `_names` stay, as no address).
+ * `undefined` when neither header is there.
+ */
+function proxyChain(c: Context): string[] | undefined {
+  const legacy = c.req.header('x-forwarded-for');
+  if (legacy !== undefined) return splitList(legacy);
+  const standard = c.req.header('forwarded');
+  if (standard === undefined) return undefined;
+  return splitList(standard).map((element) => {
+    const pair = element
+      .split(';')
+      .map((part) => part.trim())
+      .find((part) => part.toLowerCase().startsWith('for='));
+    return nodeAddress(pair?.slice('for='.length) ?? '');
+  });
+}
+
+const splitList = (header: string) =>
+  header
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+
+/** RFC 7239's node: `192.0.2.1`, `"192.0.2.1:80"`, `"[2001:db8::1]:4711"`, `_hidden`. */
+function nodeAddress(node: string): string {
+  const unquoted = node.replace(/^"(.*)"$/, '$1');
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(unquoted);
+  if (bracketed) return bracketed[1] as string;
+  return unquoted.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1');
 }
 
 /** The socket's peer, whatever the proxies wrote; `unknown` for in-memory requests. */

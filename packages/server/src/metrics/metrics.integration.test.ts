@@ -117,4 +117,15 @@ describe('GET /metrics without METRICS_TOKEN, behind a trusted proxy', () => {
     expect(forwarded.status).toBe(403);
     expect((await t.newClient('127.0.0.1').get('/metrics')).status).toBe(200);
   });
+
+  it('counts a proxy that says Forwarded (RFC 7239) alone like one that says X-Forwarded-For', async () => {
+    for (const forwarded of [
+      'for=203.0.113.7',
+      'for="[2001:db8::1]:4711";proto=https',
+      'for=_hidden',
+    ]) {
+      const answer = await t.newClient('127.0.0.1').get('/metrics', { headers: { forwarded } });
+      expect(answer.status, forwarded).toBe(403);
+    }
+  });
 });

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { bearerToken } from '../http/auth-agent.js';
-import { isLoopbackPeer } from '../http/client-address.js';
+import { isForwarded, isLoopbackPeer } from '../http/client-address.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -12,12 +12,12 @@ export const METRICS_PATH = '/metrics';
  * `GET /metrics`, Prometheus' text format. Open to this host (the socket's peer on loopback,
  * never what `X-Forwarded-For` claims); from anywhere else only with `Authorization: Bearer
  * <METRICS_TOKEN>`. With `TRUST_PROXY`, a request a proxy forwarded (it carries
- * `X-Forwarded-For`) needs the token even when the proxy runs on this host.
+ * `X-Forwarded-For` or `Forwarded`) needs the token even when the proxy runs on this host.
  */
 export function mountMetricsRoute(app: Hono<AppEnv>, ctx: AppContext): void {
   const expected = ctx.secrets.metricsToken && Buffer.from(ctx.secrets.metricsToken);
   app.get(METRICS_PATH, async (c) => {
-    const proxied = ctx.config.http.trustProxy && c.req.header('x-forwarded-for') !== undefined;
+    const proxied = ctx.config.http.trustProxy && isForwarded(c);
     if (!isLoopbackPeer(c) || proxied) {
       if (!expected) {
         throw new AppError('forbidden', {
