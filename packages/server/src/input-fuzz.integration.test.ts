@@ -108,11 +108,12 @@ function requestArbitrary(
       ...(fixture.byName[p.name] ? [fc.constantFrom(...(fixture.byName[p.name] ?? []))] : []),
       ...(fixture.arbitraries[p.name] ? [fixture.arbitraries[p.name] as fc.Arbitrary<string>] : []),
     ];
-    // A URL carries text only, and an empty path segment would not reach the route at all; a
-    // query parameter is any text, so it also gets values its schema refuses.
+    // A URL carries text only, and an empty path segment (or `.`, `..`, which the URL resolves
+    // away) would not reach the route at all; a query parameter is any text, so it also gets
+    // values its schema refuses.
     const valid = schemaArbitrary(p.schema, options([], p.in === 'query'))
       .map(String)
-      .filter((s) => p.in === 'query' || s.length > 0);
+      .filter((s) => p.in === 'query' || !['', '.', '..'].includes(s));
     const value = known.length > 0 ? fc.oneof(...known, valid) : valid;
     return inUrl.length > 0 ? textWith(inUrl)(value) : value;
   };
