@@ -81,6 +81,21 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
     await project?.remove();
   });
 
+  it("sends a browser without the cookie from the Agent's URL to PUBLIC_URL's dashboard", async () => {
+    // Through the edge, as a browser asks: the machine reaches the service at the host's bridge
+    // address, but the browser must land on the dashboard's own origin, where it is signed in.
+    const visit = await localRequest(agent.url, { headers: { accept: 'text/html' } });
+    expect(visit.status).toBe(302);
+    expect(visit.headers.location).toBe(`${server.baseUrl}/dashboard/agents/${agent.id}?open=1`);
+    // A browser signed out of the dashboard follows it there and is asked to sign in (its 401s
+    // are the dashboard asking who is signed in).
+    const page = await browser.newPage();
+    await page.goto(agent.url);
+    await expect.poll(() => new URL(page.url()).origin).toBe(server.baseUrl);
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/dashboard\//);
+    await page.close();
+  });
+
   it('runs svc in the terminal by its bare name and saves a file from the editor', async () => {
     const { url } = (await server.t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
     // The Agent's URL is on the service's own port: the edge carries the page and its sockets.
