@@ -9,7 +9,7 @@ import { isProcessAlive } from '../../util/is-process-alive.js';
 /**
  * Local machines' loopback ports. A machine keeps its port for its whole life, through every
  * stop and restart, and listens on it only while it runs; so a port is reserved, not merely
- * found free: a file per port in one directory of this host (`PORT_RESERVATIONS`), made with
+ * found free: a file per port in one directory of this host (`portReservationsDir`), made with
  * `wx`, names the machine's directory. Every service on the host (each test's, whatever its
  * DATA_DIR) reserves there, so no two machines hold one port; a reservation whose machine is
  * gone (no record naming the port) and whose reserving process is dead is taken over.
@@ -22,10 +22,8 @@ export const MACHINE_PORTS = { from: 20_000, to: 32_767 } as const;
 export type PortRange = { readonly from: number; readonly to: number };
 
 /** The host's one reservations directory (per Unix user: it must be this user's alone). */
-export const PORT_RESERVATIONS = path.join(
-  tmpdir(),
-  `svc-local-ports-${process.getuid?.() ?? 'user'}`,
-);
+const portReservationsDir = () =>
+  path.join(tmpdir(), `svc-local-ports-${process.getuid?.() ?? 'user'}`);
 
 interface Reservation {
   /** The machine's directory (`<machines root>/<id>`), whose `machine.json` names the port. */
@@ -35,7 +33,7 @@ interface Reservation {
 }
 
 export class PortReservations {
-  constructor(readonly dir: string = PORT_RESERVATIONS) {}
+  constructor(readonly dir: string = portReservationsDir()) {}
 
   /**
    * A port reserved for the machine in `machineDir` that nothing listens on now: drawn from
