@@ -115,15 +115,21 @@ export class LocalComputeDriver implements ComputeDriver {
     // Reserved for the machine's whole life; a machine without a record (below) does not hold it
     // once this process is gone.
     const port = await this.#ports.reserve(dir, this.#portRange);
-    if (spec.login) {
-      await preparePlainVm(dir, spec.login, spec.firewall ?? []);
-      record.sshPort = port;
-    } else {
-      record.gatewayPort = port;
+    try {
+      if (spec.login) {
+        await preparePlainVm(dir, spec.login, spec.firewall ?? []);
+        record.sshPort = port;
+      } else {
+        record.gatewayPort = port;
+      }
+      // The record is written last: a machine without one was never finished and is recreated.
+      await mkdir(dir, { recursive: true });
+      await this.#write(record);
+    } catch (error) {
+      // Its retry draws a port anew.
+      await this.#ports.release(port, dir);
+      throw error;
     }
-    // The record is written last: a machine without one was never finished and is recreated.
-    await mkdir(dir, { recursive: true });
-    await this.#write(record);
     await this.#powerOn(spec.id);
     return info({ ...record, status: 'running' });
   }
