@@ -147,14 +147,8 @@ export class IncusBridgeFirewall {
   async alignEgress(name: string, address: string): Promise<boolean> {
     const egress = egressRules(address, await this.egressPolicy());
     return this.#locked(async () => {
-      let acl: Acl;
-      try {
-        acl = await this.client.call<Acl>('GET', this.#aclPath(name));
-      } catch (error) {
-        if (isNotFound(error)) return false;
-        throw error;
-      }
-      if (sameRules(acl.egress ?? [], egress)) return false;
+      const acl = await this.#acl(name);
+      if (!acl || sameRules(acl.egress ?? [], egress)) return false;
       const { description, config, ingress } = acl;
       await this.client.call('PUT', this.#aclPath(name), {
         body: { description, config, ingress, egress },
@@ -211,14 +205,19 @@ export class IncusBridgeFirewall {
    * ACL is not on the bridge (so the reconciler, seeing a difference, puts it back).
    */
   async read(name: string): Promise<FirewallRule[] | undefined> {
-    let acl: Acl;
+    const acl = await this.#acl(name);
+    if (!acl) return undefined;
+    return (await this.#attached()).includes(name) ? fromAclRules(acl.ingress) : [];
+  }
+
+  /** The machine's ACL, `undefined` when it has none. */
+  async #acl(name: string): Promise<Acl | undefined> {
     try {
-      acl = await this.client.call<Acl>('GET', this.#aclPath(name));
+      return await this.client.call<Acl>('GET', this.#aclPath(name));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
-    return (await this.#attached()).includes(name) ? fromAclRules(acl.ingress) : [];
   }
 
   /** The identity config of every machine ACL whose config matches `filter`. */
