@@ -22,6 +22,7 @@ import { ResetPasswordPage } from './pages/ResetPasswordPage/ResetPasswordPage.j
 import { SettingsPage } from './pages/SettingsPage/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage/SignInPage.js';
 import { SignUpPage } from './pages/SignUpPage/SignUpPage.js';
+import { UndoEmailChangePage } from './pages/UndoEmailChangePage/UndoEmailChangePage.js';
 import { VaultPage } from './pages/VaultPage/VaultPage.js';
 import { VerifyEmailPage } from './pages/VerifyEmailPage/VerifyEmailPage.js';
 
@@ -38,6 +39,7 @@ export function App() {
         <Route path="reset-password" element={<ResetPasswordPage />} />
         <Route path="verify-email" element={<VerifyEmailPage />} />
         <Route path="invitation" element={<InvitationPage />} />
+        <Route path="undo-email-change" element={<UndoEmailChangePage />} />
         <Route path="new-organization" element={<CreateOrganizationPage />} />
         <Route path="settings" element={<SettingsPage />} />
         <Route path="agents/:id" element={<AgentLinkPage />} />

@@ -177,14 +177,26 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     await other.getByLabel('E-mail').fill(invitee);
     await other.getByLabel('Password').fill(password);
     await other.getByRole('button', { name: 'Sign up' }).click();
-    // Back on the invitation, signed in.
+    // Back on the invitation, signed in; signing up with the address is not owning it yet.
     await other.getByRole('heading', { name: 'Invitation' }).waitFor();
     await screenshot(other, 'account-links-invitation-signed-in');
+    await other.getByRole('button', { name: 'Accept invitation' }).click();
+    await other.getByRole('alert').getByText(`Verify ${invitee} first`, { exact: false }).waitFor();
+    await screenshot(other, 'account-links-invitation-unverified');
+    expect(otherErrors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 403 (Forbidden)',
+    ]);
+    await go(other, linkIn(await mailTo(invitee, 'Verify your e-mail address'), 'verify-email'));
+    await other
+      .getByRole('status')
+      .getByText(`Your e-mail address ${invitee} is verified.`, { exact: false })
+      .waitFor();
+    await go(other, link);
     await other.getByRole('button', { name: 'Accept invitation' }).click();
     await other.getByRole('heading', { name: 'Agents' }).waitFor();
     expect(new URL(other.url()).pathname).toBe(`/dashboard/accounts/${slug}`);
     await expect.poll(() => other.getByLabel('Account').inputValue()).toBe(slug);
-    // The invitation reached the invitee's own address: it counts as verified.
+    // The invitee's address is verified: no banner asks for it.
     await expect
       .poll(() => other.getByRole('region', { name: 'E-mail verification' }).count())
       .toBe(0);
@@ -225,14 +237,39 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     await page.getByText('No tokens yet.').waitFor();
     expect((await asToken(token)).status).toBe(401);
 
-    // A new address: a link goes to it, a notice to the old one, and it is unverified.
+    // A new address needs the current password, and takes effect from the link mailed to it;
+    // the current address is told, with a link that would take the account back.
     const newEmail = `ada-new-${stamp}@example.com`;
     await page.getByLabel('E-mail address').fill(newEmail);
+    await page.getByLabel('Password', { exact: true }).fill('not my password');
     await page.getByRole('button', { name: 'Change e-mail' }).click();
-    await page.getByRole('status').getByText('We sent a link to it', { exact: false }).waitFor();
-    await mailTo(newEmail, 'Verify your e-mail address');
+    await page.getByText('Not your current password', { exact: true }).waitFor();
+    expect(errors.splice(0)).toEqual([
+      'Failed to load resource: the server responded with a status of 403 (Forbidden)',
+    ]);
+    await page.getByLabel('Password', { exact: true }).fill(newPassword);
+    await page.getByRole('button', { name: 'Change e-mail' }).click();
+    await page
+      .getByRole('status')
+      .getByText(`We sent a link to ${newEmail}`, { exact: false })
+      .waitFor();
+    await screenshot(page, 'account-links-email-change-asked');
+    const notice = await mailTo(email, 'A change of your e-mail address was asked for');
+    expect(notice.parsed.text).toContain('/dashboard/undo-email-change?token=');
+    expect(await signInStatus(newPassword)).toBe(200);
+    const confirm = linkIn(
+      await mailTo(newEmail, 'Confirm your new e-mail address'),
+      'verify-email',
+    );
+    await go(page, confirm);
+    await page
+      .getByRole('status')
+      .getByText(`Your e-mail address ${newEmail} is verified.`, { exact: false })
+      .waitFor();
     await mailTo(email, 'Your e-mail address was changed');
-    await page.getByText('Not verified yet', { exact: false }).waitFor();
+    await go(page, '/dashboard/settings');
+    await expect.poll(() => page.getByLabel('E-mail address').inputValue()).toBe(newEmail);
+    await page.getByText('Verified.').waitFor();
 
     // Ada owns Analytical Engines alone: the service refuses and says why.
     await page.getByLabel('to delete account').fill(newEmail);

@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clickAndAwaitClose, openPage, screenshot, signUpInBrowser } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { mailedLinkToken, verifyAddress } from '../../test/mailed-links.js';
 import { type StandIn, startStandIn } from '../../test/stand-in-provider.js';
 import { signUpUser } from '../../test/test-context.js';
 
@@ -101,17 +102,24 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 
-  it('creates an organization, adds a member with a role and removes them', async () => {
-    const other = await signUpUser(server.t.newClient(), { name: 'Katherine Johnson' });
+  it('creates an organization, invites a member with a role, who accepts, and removes them', async () => {
+    const otherClient = server.t.newClient();
+    const other = await signUpUser(otherClient, { name: 'Katherine Johnson' });
     await page.getByRole('link', { name: 'New organization' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Navy Lab');
     await page.getByRole('button', { name: 'Create organization' }).click();
     await page.getByRole('heading', { name: 'Billing' }).waitFor();
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Members of Navy Lab' }).waitFor();
-    await page.getByLabel('E-mail of an existing user').fill(other.user.email);
-    await page.getByLabel('Role', { exact: true }).selectOption('admin');
-    await page.getByRole('button', { name: 'Add member' }).click();
+    // Someone with an account joins by the mailed invitation too, never silently.
+    await page.getByLabel('E-mail to invite').fill(other.user.email);
+    await page.getByLabel('Role when they join').selectOption('admin');
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('status').getByText(`Invitation sent to ${other.user.email}.`).waitFor();
+    await verifyAddress(server.t, otherClient, other.user.email);
+    const token = await mailedLinkToken(server.t, other.user.email, 'invitation');
+    expect((await otherClient.post('/api/invitations/accept', { token })).status).toBe(200);
+    await page.reload();
     const row = page.getByRole('row', { name: /Katherine Johnson/ });
     await row.waitFor();
     const role = row.getByLabel('Role of Katherine Johnson');
@@ -125,7 +133,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     const roleEvent = page.getByRole('row', { name: /member\.role/ });
     await expect.poll(() => roleEvent.innerText()).toContain('to: member');
-    await expect.poll(() => page.getByRole('row', { name: /member\.add/ }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('row', { name: /invitation\.accept/ }).count()).toBe(1);
     await screenshot(page, 'dashboard-audit');
     await page.getByLabel('Show').selectOption('account');
     await expect.poll(() => page.getByRole('row', { name: /member\./ }).count()).toBe(0);

@@ -9,6 +9,7 @@ import {
   watchErrors,
 } from '../../test/browser.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { joinOrganization } from '../../test/mailed-links.js';
 import { signUpUser } from '../../test/test-context.js';
 
 /**
@@ -228,12 +229,15 @@ describe('the billing pages in Chromium', () => {
     await signUpUser(owner);
     const org = await owner.post('/api/orgs', { name: 'Mill Street', slug: 'mill-street' });
     expect(org.status).toBe(201);
-    const member = await signUpUser(server.t.newClient(), { name: 'Member Mo' });
-    const added = await owner.post(`/api/orgs/${org.body.id}/members`, {
+    const memberClient = server.t.newClient();
+    const member = await signUpUser(memberClient, { name: 'Member Mo' });
+    await joinOrganization(server.t, {
+      owner,
+      orgId: org.body.id,
+      member: memberClient,
       email: member.user.email,
       role: 'member',
     });
-    expect(added.status).toBe(201);
 
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const other = await context.newPage();

@@ -29,6 +29,7 @@ const SIGNED_OUT_PAGES = [
   '/reset-password',
   '/verify-email',
   '/invitation',
+  '/undo-email-change',
 ];
 
 /** Whether `pathname` (the browser's, with `/dashboard`) is one of the pages above. */

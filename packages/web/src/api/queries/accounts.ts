@@ -2,7 +2,6 @@ import {
   type AuditLog,
   acceptInvitation,
   activateSubscription,
-  addMember,
   changeMemberRole,
   changePassword,
   confirmPasswordReset,
@@ -27,6 +26,7 @@ import {
   signIn,
   signOut,
   signUp,
+  undoEmailChange,
   updateMe,
   verifyEmail,
 } from '@svc/contract';
@@ -66,12 +66,6 @@ export const signOutMutation = () => ({
 export const createOrgMutation = (qc: QueryClient) => ({
   mutationFn: (body: CallInput<typeof createOrg>['body']) => callEndpoint(createOrg, { body }),
   onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
-});
-
-export const addMemberMutation = (qc: QueryClient, orgId: string) => ({
-  mutationFn: (body: CallInput<typeof addMember>['body']) =>
-    callEndpoint(addMember, { params: { id: orgId }, body }),
-  onSuccess: () => qc.invalidateQueries({ queryKey: membersKey(orgId) }),
 });
 
 export const changeRoleMutation = (qc: QueryClient, orgId: string) => ({
@@ -136,11 +130,15 @@ export const updateMeMutation = (qc: QueryClient) => ({
   onSuccess: () => qc.invalidateQueries({ queryKey: meKey }),
 });
 
-/** Every other session ends with it: the list is read again. */
+/** Every other session and every token ends with it: both lists are read again. */
 export const changePasswordMutation = (qc: QueryClient) => ({
   mutationFn: (body: CallInput<typeof changePassword>['body']) =>
     callEndpoint(changePassword, { body }),
-  onSuccess: () => qc.invalidateQueries({ queryKey: sessionsKey }),
+  onSuccess: () =>
+    Promise.all([
+      qc.invalidateQueries({ queryKey: sessionsKey }),
+      qc.invalidateQueries({ queryKey: apiTokensKey }),
+    ]),
 });
 
 /** Always answers the same, whether or not the address has an account. */
@@ -155,6 +153,13 @@ export const requestPasswordResetMutation = () => ({
 export const confirmPasswordResetMutation = (qc: QueryClient) => ({
   mutationFn: (body: CallInput<typeof confirmPasswordReset>['body']) =>
     callEndpoint(confirmPasswordReset, { body }),
+  onSuccess: () => qc.resetQueries(),
+});
+
+/** Like a reset: the browser is signed in as the link's user, with a new password. */
+export const undoEmailChangeMutation = (qc: QueryClient) => ({
+  mutationFn: (body: CallInput<typeof undoEmailChange>['body']) =>
+    callEndpoint(undoEmailChange, { body }),
   onSuccess: () => qc.resetQueries(),
 });
 

@@ -1,16 +1,12 @@
 import { Role } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { issuesAt } from '../../api/client.js';
 import {
-  addMemberMutation,
   changeRoleMutation,
   membersQuery,
   removeMemberMutation,
 } from '../../api/queries/accounts.js';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { Field } from '../../components/Field.js';
 import { QueryView } from '../../components/QueryView.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { canManage, useCurrentAccount } from '../../modules/account-context.js';
@@ -26,11 +22,8 @@ export function MembersPage() {
     ...membersQuery(account.id),
     enabled: account.kind === 'organization',
   });
-  const add = useMutation(addMemberMutation(qc, account.id));
   const remove = useMutation(removeMemberMutation(qc, account.id));
   const changeRole = useMutation(changeRoleMutation(qc, account.id));
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<Role>('member');
   if (account.kind !== 'organization')
     return (
       <p>A personal account has one member: you. Create an organization to work with others.</p>
@@ -107,48 +100,6 @@ export function MembersPage() {
       <ErrorMessage error={changeRole.error} />
       {manager && <InviteForm orgId={account.id} roles={roles} />}
       {manager && <PendingInvitations orgId={account.id} />}
-      {manager && (
-        <>
-          <h2>Add an existing user</h2>
-          <p>Someone who already has an account joins at once, without a mail.</p>
-        </>
-      )}
-      {manager && (
-        <form
-          noValidate
-          className="inline-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            add.mutate({ email, role }, { onSuccess: () => setEmail('') });
-          }}
-        >
-          <Field label="E-mail of an existing user" errors={issuesAt(add.error, 'email')}>
-            {(control) => (
-              <input
-                {...control}
-                type="email"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field label="Role" errors={issuesAt(add.error, 'role')}>
-            {(control) => (
-              <select {...control} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {roles.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <button type="submit" className="primary" disabled={add.isPending}>
-            {add.isPending ? 'Adding…' : 'Add member'}
-          </button>
-        </form>
-      )}
-      <ErrorMessage error={add.error} />
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { issuesAt } from '../../api/client.js';
 import { changePasswordMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { Field } from '../../components/Field.js';
+import { PasswordField } from '../../components/PasswordField.js';
 
 export function PasswordForm() {
   const qc = useQueryClient();
@@ -28,38 +28,34 @@ export function PasswordForm() {
           );
         }}
       >
-        <Field label="Current password" errors={issuesAt(change.error, 'currentPassword')}>
-          {(control) => (
-            <input
-              {...control}
-              type="password"
-              autoComplete="current-password"
-              value={currentPassword}
-              onChange={(e) => setCurrent(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+        <PasswordField
+          label="Current password"
+          kind="current-password"
+          errors={issuesAt(change.error, 'currentPassword')}
+          value={currentPassword}
+          onChange={setCurrent}
+        />
+        <PasswordField
           label="New password"
-          hint="Every other browser signed in as you is signed out."
+          kind="new-password"
+          hint="Every other browser signed in as you is signed out, and every access token is revoked."
           errors={issuesAt(change.error, 'newPassword')}
-        >
-          {(control) => (
-            <input
-              {...control}
-              type="password"
-              autoComplete="new-password"
-              value={newPassword}
-              onChange={(e) => setNew(e.target.value)}
-            />
-          )}
-        </Field>
+          value={newPassword}
+          onChange={setNew}
+        />
         <button type="submit" className="primary" disabled={change.isPending}>
           {change.isPending ? 'Changing…' : 'Change password'}
         </button>
       </form>
-      {change.isSuccess && <p role="status">Password changed; other sessions ended.</p>}
+      {change.isSuccess && (
+        <p role="status">
+          Password changed. {plural(change.data.revokedSessions, 'other session')} ended and{' '}
+          {plural(change.data.revokedTokens, 'access token')} revoked.
+        </p>
+      )}
       <ErrorMessage error={change.error} />
     </section>
   );
 }
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
