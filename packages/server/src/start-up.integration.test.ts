@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { gatewayCaEnv } from '../test/gateway-ca-env.js';
 import { runServiceUntil as runService } from '../test/service-process.js';
 
 const LOCAL_WARNING = 'COMPUTE_DRIVER=local is for development only';
@@ -63,6 +64,8 @@ describe('starting with the incus compute driver', () => {
           DATA_DIR: dir,
           COMPUTE_DRIVER: 'incus',
           INCUS_SOCKET: socket,
+          // Production with a cloud driver needs the gateway CA (GATEWAY_CA_CERT, _KEY).
+          ...(await gatewayCaEnv()),
         });
         expect(run.code).toBe(1);
         expect(run.stderr).toContain(`Incus is unreachable at unix socket ${socket} (ENOENT)`);

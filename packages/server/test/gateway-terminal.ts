@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { localhostLookup, localRequest } from './localhost-http.js';
+import { agentOf, localhostLookup, localRequest } from './localhost-http.js';
 
 /**
  * A browser's cookie for an Agent's gateway at `base` (any URL of it: its address, or its URL
@@ -29,7 +29,12 @@ export function openTerminal(base: string, cookie: string): Promise<Terminal> {
   const origin = new URL(base).origin;
   const url = new URL('/_svc/terminal/ws?cols=200&rows=50', base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(url, { headers: { cookie, origin }, lookup: localhostLookup });
+  const agent = agentOf(base);
+  const ws = new WebSocket(url, {
+    headers: { cookie, origin },
+    lookup: localhostLookup,
+    ...(agent && { agent }),
+  });
   let screen = '';
   ws.on('message', (data) => {
     screen += String(data);

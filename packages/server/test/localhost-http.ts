@@ -1,6 +1,22 @@
 import { lookup } from 'node:dns';
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
+import { request as tlsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+
+/** Origins reached through an agent of their own (a cloud gateway's, over TLS: `useAgent`). */
+const agents = new Map<string, Agent>();
+
+/**
+ * Requests to `origin` (here and in `gateway-terminal.ts`) go through `agent`: a gateway's TLS
+ * connections as the service makes them (`ctx.gateways.agentFor`), its client certificate shown.
+ */
+export function useAgent(origin: string, agent: Agent): void {
+  agents.set(origin, agent);
+}
+
+/** The agent `useAgent` gave `url`'s origin. */
+export const agentOf = (url: string | URL): Agent | undefined =>
+  agents.get(new URL(url).origin.replace(/^wss:/, 'https:'));
 
 /** Resolves `*.localhost` to loopback as browsers do (the system resolver may not). */
 export const localhostLookup: LookupFunction = (host, options, callback) => {
@@ -24,9 +40,16 @@ export function localRequest(
   options: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<LocalResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(
+    const send = url.startsWith('https:') ? tlsRequest : request;
+    const agent = agentOf(url);
+    const req = send(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, lookup: localhostLookup },
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        lookup: localhostLookup,
+        ...(agent && { agent }),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -12,12 +12,13 @@ import {
 } from '../../test/bundle-test-helpers.js';
 import { gatewayCookie, openTerminal, type Terminal } from '../../test/gateway-terminal.js';
 import { createIncusProject, INCUS_SOCKET, nameOf } from '../../test/incus.js';
-import { localRequest } from '../../test/localhost-http.js';
+import { localRequest, useAgent } from '../../test/localhost-http.js';
 import { freePort } from '../../test/service-process.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+import { gatewayTarget } from '../edge/edge-routes.js';
 
 // Agents as real Incus containers of the Agent image (`npm run test:incus`), driven through the
 // HTTP API; their terminals reached at the gateway on each machine's own address, from this host
@@ -84,8 +85,12 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     );
     expect(agent.status, `status reason: ${agent.statusReason}`).toBe('running');
     const server = await t.ctx.compute.getServer(id);
-    expect(server?.gateway?.port).toBe(8443);
-    const base = `http://${server?.gateway?.host}:${server?.gateway?.port}`;
+    expect(server?.gateway).toMatchObject({ port: 8443, tls: true });
+    // As the edge reaches it: TLS, the machine's name, the service's client certificate.
+    const target = gatewayTarget(server);
+    if (!target) throw new Error(`no gateway for ${id}`);
+    const base = t.ctx.gateways.url(target);
+    useAgent(base, t.ctx.gateways.agentFor(target));
     await waitFor(
       () =>
         localRequest(`${base}/_svc/health`).then(
@@ -131,6 +136,8 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
       whenRunning(stranger, theirsId),
     ]);
     shell = await terminalOf(owner, mineId, mine.base);
+    // Plain HTTP on the gateway's port is refused: TLS only, for the service's certificate only.
+    await expect(localRequest(`http://${new URL(mine.base).host}/_svc/health`)).rejects.toThrow();
     const run = async (command: string) => (await shell.run(command)).output.trim();
 
     expect(await run('whoami; echo "$HOME"; hostname')).toBe(`agent\n/home/agent\nsvc-${mineId}`);

@@ -1,11 +1,20 @@
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { gatewayCaEnv } from '../../test/gateway-ca-env.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Secrets } from './secrets.js';
 
 const key = (fill: number) => Buffer.alloc(32, fill).toString('base64');
 
 describe('loadConfig', () => {
+  let ca: Awaited<ReturnType<typeof gatewayCaEnv>>;
+  beforeAll(async () => {
+    ca = await gatewayCaEnv();
+  });
+
   it('applies the documented defaults', () => {
     const { config, secrets } = loadConfig({});
     expect(config.http).toMatchObject({
@@ -132,6 +141,38 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses a cloud driver in production without the gateway CA, and takes it as PEM or files', async () => {
+    const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
+    for (const driver of [
+      { COMPUTE_DRIVER: 'incus' },
+      { COMPUTE_DRIVER: 'hetzner', HCLOUD_TOKEN: 't' },
+    ]) {
+      expect(() => loadConfig({ NODE_ENV: 'production', ...keys, ...driver })).toThrow(
+        /GATEWAY_CA_CERT, GATEWAY_CA_KEY: required when NODE_ENV=production with COMPUTE_DRIVER=/,
+      );
+      const { secrets } = loadConfig({ NODE_ENV: 'production', ...keys, ...driver, ...ca });
+      expect(secrets.gatewayCa).toEqual({ cert: ca.GATEWAY_CA_CERT, key: ca.GATEWAY_CA_KEY });
+    }
+    const certFile = path.join(tmpdir(), `svc-ca-${process.pid}.crt`);
+    const keyFile = path.join(tmpdir(), `svc-ca-${process.pid}.key`);
+    await writeFile(certFile, ca.GATEWAY_CA_CERT);
+    await writeFile(keyFile, ca.GATEWAY_CA_KEY, { mode: 0o600 });
+    const files = { GATEWAY_CA_CERT: certFile, GATEWAY_CA_KEY: keyFile };
+    expect(loadConfig({ COMPUTE_DRIVER: 'incus', ...files }).secrets.gatewayCa?.cert).toBe(
+      ca.GATEWAY_CA_CERT,
+    );
+    // A key that is not the certificate's, or half of the pair: named, never quoted.
+    const other = await gatewayCaEnv();
+    const mismatch = () => loadConfig({ ...ca, GATEWAY_CA_KEY: other.GATEWAY_CA_KEY });
+    expect(mismatch).toThrow(/GATEWAY_CA_KEY: not the key of GATEWAY_CA_CERT's certificate/);
+    expect(() => loadConfig({ GATEWAY_CA_CERT: certFile })).toThrow(/set both or neither/);
+    try {
+      mismatch();
+    } catch (error) {
+      expect(String(error)).not.toContain('PRIVATE KEY');
+    }
+  });
+
   it('refuses the local compute driver in production, named or by default', () => {
     const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
     for (const driver of [{ COMPUTE_DRIVER: 'local' }, {}]) {
@@ -145,7 +186,12 @@ describe('loadConfig', () => {
 
   it('configures the incus driver with its defaults, and production accepts it', () => {
     const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
-    const { config } = loadConfig({ NODE_ENV: 'production', ...keys, COMPUTE_DRIVER: 'incus' });
+    const { config } = loadConfig({
+      NODE_ENV: 'production',
+      ...keys,
+      ...ca,
+      COMPUTE_DRIVER: 'incus',
+    });
     expect(config.compute).toEqual({
       driver: 'incus',
       socketPath: '/var/lib/incus/unix.socket',
@@ -302,7 +348,7 @@ describe('loadConfig', () => {
 
   it('requires a verified e-mail by default in production only, and as EMAIL_VERIFICATION says', () => {
     const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
-    const production = { NODE_ENV: 'production', COMPUTE_DRIVER: 'incus', ...keys } as const;
+    const production = { NODE_ENV: 'production', COMPUTE_DRIVER: 'incus', ...keys, ...ca } as const;
     expect(loadConfig(production).config.mail.emailVerification).toBe('required');
     expect(loadConfig({}).config.mail.emailVerification).toBe('optional');
     expect(

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Region, Size } from '@svc/contract';
 import { defaultPriceBook, type Prices, parsePriceBook } from '../billing/price-book.js';
 import { type Env, EnvSchema } from './env.js';
+import { type GatewayCaPem, gatewayCaFromEnv } from './gateway-ca-config.js';
 import { hetznerConfig } from './hetzner-config.js';
 import { type IncusPublicSsh, incusPublicSsh } from './incus-public-ssh.js';
 import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
@@ -160,6 +161,8 @@ export interface RawSecrets {
   readonly smtpPassword?: string;
   readonly metricsToken?: string;
   readonly stripe?: { readonly secretKey: string; readonly webhookSecret: string };
+  /** `GATEWAY_CA_CERT` and `GATEWAY_CA_KEY`, read and checked. */
+  readonly gatewayCa?: GatewayCaPem;
 }
 
 export class ConfigError extends Error {
@@ -232,6 +235,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     }
   }
   const publicSsh = env.COMPUTE_DRIVER === 'incus' ? incusPublicSsh(env, check) : undefined;
+  const gatewayCa = gatewayCaFromEnv(env, problems);
   const prices = env.PRICES_FILE ? loadPriceFile(env.PRICES_FILE, problems) : defaultPriceBook();
   if (problems.length > 0 || !prices) throw new ConfigError(problems);
 
@@ -355,6 +359,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     },
     ...(env.COMPUTE_DRIVER === 'hetzner' && env.HCLOUD_TOKEN && { hcloudToken: env.HCLOUD_TOKEN }),
     ...(smtp?.password && { smtpPassword: smtp.password }),
+    ...(gatewayCa && { gatewayCa }),
     ...(env.METRICS_TOKEN && { metricsToken: env.METRICS_TOKEN }),
     ...(env.BILLING_PROVIDER === 'stripe' &&
       env.STRIPE_SECRET_KEY &&

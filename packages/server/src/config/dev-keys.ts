@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config, RawSecrets } from './config.js';
+import { resolveGatewayCa } from './gateway-ca-config.js';
 import { parseEncryptionKeys, parseHmacKey, Secrets } from './secrets.js';
 
 const FILE = 'dev-keys.json';
@@ -21,6 +22,7 @@ export async function resolveSecrets(
   raw: RawSecrets,
   warn: (message: string) => void,
 ): Promise<Secrets> {
+  const gatewayCa = await resolveGatewayCa(config, raw, warn);
   if (raw.encryption && raw.hmacKey) {
     return new Secrets(
       raw.encryption,
@@ -31,6 +33,7 @@ export async function resolveSecrets(
       raw.smtpPassword,
       raw.metricsToken,
       raw.stripe,
+      gatewayCa,
     );
   }
   if (config.env === 'production') throw new Error('Refusing to generate keys in production');
@@ -58,6 +61,7 @@ export async function resolveSecrets(
     raw.smtpPassword,
     raw.metricsToken,
     raw.stripe,
+    gatewayCa,
   );
 }
 

@@ -122,6 +122,13 @@ export const EnvSchema = z.object({
   HCLOUD_AGENT_IMAGE: z.string().min(1).default('debian-12'),
   /** Where the edge proxy reaches Agents from: their firewall's only opening (CIDRs). */
   HCLOUD_GATEWAY_SOURCES: z.string().default('0.0.0.0/0,::/0'),
+  /**
+   * The authority of the TLS path to cloud machines' gateways (incus, hetzner): its certificate
+   * and private key, each PEM text or the path of a PEM file. Required when NODE_ENV=production
+   * with a cloud driver; otherwise generated into DATA_DIR/gateway-ca.json on first start.
+   */
+  GATEWAY_CA_CERT: optional,
+  GATEWAY_CA_KEY: optional,
   OBJECT_STORE: z.enum(['fs', 's3']).default('fs'),
   S3_BUCKET: optional,
   S3_REGION: optional,

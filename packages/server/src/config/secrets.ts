@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import type { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
 
 /** AES-256-GCM keys by id; `primaryId` seals, every key opens. */
 export interface EncryptionKeyring {
@@ -24,6 +25,8 @@ export class Secrets {
     readonly metricsToken?: string,
     /** Stripe's API key and webhook signing secret (`BILLING_PROVIDER=stripe`). */
     readonly stripe?: { readonly secretKey: string; readonly webhookSecret: string },
+    /** The authority of the TLS path to cloud machines' gateways (`gateway-ca-config.ts`). */
+    readonly gatewayCa?: GatewayCa,
   ) {}
 
   toJSON(): string {

@@ -9,8 +9,11 @@ export interface ServerInfo {
   readonly ipv6?: string;
   /** Where its SSH server answers (Plain VMs). */
   readonly ssh?: { readonly host: string; readonly port: number };
-  /** Agents: where the service (its edge proxy) reaches the machine's gateway (`svc gateway`). */
-  readonly gateway?: { readonly host: string; readonly port: number };
+  /**
+   * Agents: where the service (its edge proxy) reaches the machine's gateway (`svc gateway`);
+   * `tls` on cloud drivers (the service's CA, the machine's name: `@svc/contract/gateway-tls`).
+   */
+  readonly gateway?: { readonly host: string; readonly port: number; readonly tls?: boolean };
 }
 
 /** Who may log in to a Plain VM: its default user with these keys or this password. */
@@ -81,8 +84,9 @@ export interface ComputeDriver {
   bootableImages?(keys: readonly string[]): Promise<ReadonlySet<string>>;
   /**
    * Makes what the driver keeps beside its servers follow them (the incus driver: Plain VMs'
-   * SSH forwards, made again when lost, removed when their VM is gone). The Plain VM reconciler
-   * calls it each pass (optional).
+   * SSH forwards, made again when lost, removed when their VM is gone; the hetzner driver:
+   * Agents' gateway certificates renewed before they end). The Plain VM reconciler calls it
+   * each pass (optional).
    */
   reconcile?(): Promise<void>;
   /** Starts the driver's own background work, in processes that run jobs (optional). */

@@ -17,7 +17,7 @@ export async function createComputeDriver(
   config: ComputeConfig,
   dataDir: string,
   log: Logger,
-  secrets: Pick<Secrets, 'hcloudToken' | 'hmacKey'>,
+  secrets: Pick<Secrets, 'hcloudToken' | 'hmacKey' | 'gatewayCa'>,
 ): Promise<ComputeDriver> {
   if (config.driver === 'local') {
     const { LocalComputeDriver } = await import('./local-compute-driver.js');
@@ -26,9 +26,16 @@ export async function createComputeDriver(
   if (config.driver === 'hetzner') {
     if (!secrets.hcloudToken) throw new Error('HCLOUD_TOKEN: required when COMPUTE_DRIVER=hetzner');
     const { HetznerComputeDriver } = await import('./hetzner/hetzner-compute-driver.js');
+    const { enrollSecretOf } = await import('./hetzner/gateway-exchange.js');
     const { driver: _driver, ...options } = config;
     const driver = new HetznerComputeDriver(
-      { ...options, token: secrets.hcloudToken, pushKey: pushPrivateKey(secrets.hmacKey) },
+      {
+        ...options,
+        token: secrets.hcloudToken,
+        pushKey: pushPrivateKey(secrets.hmacKey),
+        ...(secrets.gatewayCa && { gatewayCa: secrets.gatewayCa }),
+        enrollSecret: enrollSecretOf(secrets.hmacKey),
+      },
       log,
     );
     await driver.connect();
@@ -44,7 +51,14 @@ export async function createComputeDriver(
   };
   const { remote: _files, ...options } = config;
   const { IncusComputeDriver } = await import('./incus/incus-compute-driver.js');
-  const driver = new IncusComputeDriver({ ...options, ...(remote && { remote }) }, log);
+  const driver = new IncusComputeDriver(
+    {
+      ...options,
+      ...(remote && { remote }),
+      ...(secrets.gatewayCa && { gatewayCa: secrets.gatewayCa }),
+    },
+    log,
+  );
   try {
     await driver.connect();
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { FirewallRule } from '@svc/contract';
+import { ENROLL_KEY_VARIABLE, GATEWAY_TLS_DIR, GATEWAY_TLS_FILES } from '@svc/contract/gateway-tls';
 import { stringify } from 'yaml';
 import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
 import { GATEWAY_PORT } from './hetzner-server.js';
@@ -42,14 +43,51 @@ exec /opt/svc/bin/node /opt/svc/svc.mjs "$@"
 `;
 
 /**
- * cloud-init for an Agent's first boot on a stock image: the `agent` user (the machine is
- * theirs: passwordless sudo), its credentials in `~/.crabglamp/agent.env`, Node and `svc`
- * fetched from the service itself, and `svc gateway` as a system service. A clone boots from its
- * source's snapshot and runs this again (a new server is a new cloud-init instance), so its own
- * credentials replace the copied ones.
+ * What makes the gateway's own key and a self-signed certificate for it, at first boot, in the
+ * gateway's TLS directory (the service signs a certificate for that key once it enrolls).
  */
-export function agentUserData(env: Readonly<Record<string, string>>): string {
+export const ENROLLMENT_KEY_COMMAND = [
+  'openssl',
+  'req',
+  '-x509',
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:P-256',
+  '-nodes',
+  '-keyout',
+  GATEWAY_TLS_FILES.key,
+  '-out',
+  GATEWAY_TLS_FILES.cert,
+  '-days',
+  '2',
+  '-subj',
+  '/CN=svc gateway enrolling',
+];
+
+/** What the user data holds: the public half of the Agent's bootstrap, never its token. */
+export interface AgentBootstrap {
+  /** `agent.env` without `SVC_HMAC_TOKEN`, which the first push brings. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The service's CA certificate (PEM): the gateway's only authority for clients. */
+  readonly caCert: string;
+  /** The machine's one-time enrollment key (`@svc/contract/gateway-tls`). */
+  readonly enrollKey: string;
+}
+
+/**
+ * cloud-init for an Agent's first boot on a stock image: the `agent` user (the machine is
+ * theirs: passwordless sudo), `~/.crabglamp/agent.env` without any token, the service's CA
+ * certificate and a key of the machine's own for the gateway's TLS, Node and `svc` fetched from
+ * the service itself, and `svc gateway` as a system service. The token comes by the service's
+ * signed push once the gateway answers. A clone boots from its source's snapshot and runs this
+ * again (a new server is a new cloud-init instance): its own key, env and enrollment replace
+ * the copied ones.
+ */
+export function agentUserData(bootstrap: AgentBootstrap): string {
+  const { SVC_HMAC_TOKEN: _token, ...env } = bootstrap.env;
   const download = `${(env.SVC_API_URL ?? '').replace(/\/$/, '')}${SVC_DOWNLOAD_PATH}`;
+  const tlsDir = `/home/agent/${GATEWAY_TLS_DIR}`;
   const document = {
     users: [
       {
@@ -63,10 +101,16 @@ export function agentUserData(env: Readonly<Record<string, string>>): string {
     write_files: [
       {
         path: `/home/agent/${AGENT_ENV_PATH}`,
-        content: agentEnvFile(env),
+        content: agentEnvFile({ ...env, [ENROLL_KEY_VARIABLE]: bootstrap.enrollKey }),
         owner: 'agent:agent',
         permissions: '0600',
         // After the users module: the owner exists then.
+        defer: true,
+      },
+      {
+        path: `${tlsDir}/${GATEWAY_TLS_FILES.ca}`,
+        content: bootstrap.caCert,
+        owner: 'agent:agent',
         defer: true,
       },
       { path: '/etc/systemd/system/svc-gateway.service', content: GATEWAY_UNIT },
@@ -74,6 +118,18 @@ export function agentUserData(env: Readonly<Record<string, string>>): string {
     ],
     runcmd: [
       ['install', '-d', '-o', 'agent', '-g', 'agent', '-m', '0700', '/home/agent/.crabglamp'],
+      ['install', '-d', '-o', 'agent', '-g', 'agent', '-m', '0700', tlsDir],
+      // As the agent, in its directory: the key is the gateway's, made on this machine only.
+      [
+        'su',
+        'agent',
+        '-s',
+        '/bin/sh',
+        '-c',
+        `cd ${tlsDir} && umask 077 && "$@"`,
+        'sh',
+        ...ENROLLMENT_KEY_COMMAND,
+      ],
       ['install', '-d', '/opt/svc'],
       ['sh', '-c', `curl -fsS --retry 10 --retry-all-errors "$0" | tar -xz -C /opt/svc`, download],
       ['ln', '-sf', '/opt/svc/bin/node', '/usr/local/bin/node'],

@@ -1,16 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { get } from 'node:https';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import { pushPrivateKey, pushPublicKey } from '@svc/contract/agent-env-push';
+import {
+  GATEWAY_PREFIX,
+  gatewayKeyFromToken,
+  issueGatewayTicket,
+} from '@svc/contract/gateway-ticket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
 import { hetznerDriver, hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
 import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
 import { TEST_ENV } from '../../../../test/test-context.js';
-import { startTestGateway } from '../../../../test/test-gateway.js';
+import { startGatewayFromUserData } from '../../../../test/test-gateway.js';
+import { issueAgentToken } from '../../../agents/agent-token.js';
+import { gatewayTarget } from '../../../edge/edge-routes.js';
+import { createGatewayConnector, gatewayAnswers } from '../../../edge/gateway-connection.js';
+import { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { ComputeFailure, type CreateServerSpec } from '../compute-driver.js';
+import { enrollSecretOf } from './gateway-exchange.js';
 
 // The hetzner driver against the stand-in of Hetzner Cloud's API, every request and answer
 // checked against Hetzner's published description (HCLOUD_OPENAPI).
@@ -38,13 +50,53 @@ const plainVm = (id: string, extra: Partial<CreateServerSpec> = {}): CreateServe
   ...extra,
 });
 
-const agent = (id: string): CreateServerSpec => ({
+const agent = (id: string, token = 't0k'): CreateServerSpec => ({
   id,
   size: 'medium',
   region: 'us',
-  bootstrapEnv: { SVC_API_URL: 'https://svc.example', SVC_AGENT_ID: id, SVC_HMAC_TOKEN: 't0k' },
+  bootstrapEnv: {
+    SVC_API_URL: 'https://svc.example',
+    SVC_AGENT_ID: id,
+    SVC_HMAC_TOKEN: token,
+    SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY),
+  },
   labels: { managedBy: 'svc', kind: 'agent', agentId: id },
 });
+
+/** A port free now, where a test's gateway will listen once its server "boots". */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+/**
+ * A driver with the service's gateway CA, and `boot(id)`: once the driver has made the server,
+ * its gateway starts (on 127.0.0.1) from the server's user data, as its first boot would.
+ */
+async function enrollingDriver(extra: { homeSeedWaitMs?: number } = {}) {
+  const pem = await GatewayCa.generate();
+  const gatewayCa = new GatewayCa(pem.cert, pem.key);
+  const gatewayPort = await freePort();
+  const driver = await hetznerDriver(setup.standIn, {
+    gatewayCa,
+    enrollSecret: enrollSecretOf(TEST_HMAC_KEY),
+    gatewayPort,
+    homeSeedWaitMs: 30_000,
+    ...extra,
+  });
+  const boot = async (id: string, change = (userData: string) => userData) => {
+    let userData: string | undefined;
+    while (!userData) {
+      userData = serversOf(id)[0]?.userData ?? undefined;
+      if (!userData) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return startGatewayFromUserData(change(userData), gatewayPort);
+  };
+  return { driver, boot };
+}
 
 const serversOf = (id: string) =>
   [...setup.standIn.state.servers.values()].filter((s) => s.labels['svc/machine'] === id);
@@ -116,14 +168,17 @@ describe('hetzner driver', () => {
     await setup.driver.deleteServer(id);
   });
 
-  it('makes an Agent whose cloud-init installs svc with its credentials, its gateway open to the edge only', async () => {
+  it('makes an Agent whose cloud-init installs svc without its token, its gateway open to the edge only over TLS', async () => {
     const id = randomUUID();
     const info = await setup.driver.createServer(agent(id));
-    expect(info.gateway).toEqual({ host: info.ipv4, port: 8443 });
+    expect(info.gateway).toEqual({ host: info.ipv4, port: 8443, tls: true });
     const [server] = serversOf(id);
     expect([server?.serverType.name, server?.location.name]).toEqual(['cpx31', 'hil']);
     expect(setup.standIn.state.images.get(server?.imageId as number)?.name).toBe('debian-12');
-    expect(server?.userData).toContain('SVC_HMAC_TOKEN=t0k');
+    // No bearer secret in user data: the token comes by the first push (below).
+    expect(server?.userData).not.toContain('t0k');
+    expect(server?.userData).not.toContain('SVC_HMAC_TOKEN');
+    expect(server?.userData).toContain('SVC_ENROLL_KEY=');
     expect(server?.userData).toContain('https://svc.example/downloads/svc-linux-x64.tar.gz');
     expect(await setup.driver.getFirewall(id)).toEqual([
       expect.objectContaining({ port: '8443', sourceIps: ['198.51.100.7/32'] }),
@@ -131,29 +186,71 @@ describe('hetzner driver', () => {
     await setup.driver.deleteServer(id);
   });
 
-  it("pushes an Agent's new credentials to its gateway, signed with the service's key", async () => {
+  it("gets an Agent's first token to its gateway by push, over TLS, once it answers", async () => {
     const id = randomUUID();
-    const env = { ...agent(id).bootstrapEnv, SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY) };
-    const gateway = await startTestGateway(env);
+    const token = issueAgentToken(TEST_HMAC_KEY, id, 0);
+    const spec = agent(id, token);
+    const { driver, boot } = await enrollingDriver();
+    setup.standIn.pinNextIpv4('127.0.0.1');
+    const made = driver.createServer(spec);
+    const { env, gateway } = await boot(id);
     try {
-      const driver = await hetznerDriver(setup.standIn, { gatewayPort: gateway.port });
-      setup.standIn.pinNextIpv4('127.0.0.1');
-      await driver.createServer(agent(id));
-      await driver.setBootstrapEnv(id, { ...env, SVC_HMAC_TOKEN: 'renewed', SVC_PUSH_KEY: 'x' });
-      expect(await readAgentEnv(gateway.home)).toMatchObject({
-        SVC_HMAC_TOKEN: 'renewed',
-        SVC_PUSH_KEY: env.SVC_PUSH_KEY,
+      // The machine boots with nothing to open it with: no token, only its enrollment key.
+      expect(env.SVC_HMAC_TOKEN).toBeUndefined();
+      const info = await made;
+      expect(await readAgentEnv(gateway.home)).toMatchObject({ SVC_HMAC_TOKEN: token });
+      // Usable: the edge's own connection reaches it on the machine's certificate, and a ticket
+      // signed with the pushed token opens it.
+      const gateways = createGatewayConnector(driver.options.gatewayCa);
+      const target = gatewayTarget(info);
+      if (!target) throw new Error('no gateway');
+      expect(await gatewayAnswers(gateways, target, AbortSignal.timeout(5_000))).toBe(true);
+      const key = gatewayKeyFromToken(token)?.key as Buffer;
+      const { ticket } = issueGatewayTicket(key, {
+        agentId: id,
+        gen: 0,
+        nowSeconds: Math.floor(Date.now() / 1000),
       });
-      // Signed with another key, the gateway refuses it and the driver says so.
+      const opened = await new Promise<number>((resolve, reject) => {
+        const url = `${gateways.url(target)}${GATEWAY_PREFIX}/open?ticket=${ticket}`;
+        get(url, { agent: gateways.agentFor(target) }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        }).on('error', reject);
+      });
+      expect(opened).toBe(302);
+      gateways.close();
+      // A new token lands the same way; a push signed with another key is refused.
+      await driver.setBootstrapEnv(id, { ...spec.bootstrapEnv, SVC_HMAC_TOKEN: 'renewed' });
+      expect((await readAgentEnv(gateway.home)).SVC_HMAC_TOKEN).toBe('renewed');
       const impostor = await hetznerDriver(setup.standIn, {
-        gatewayPort: gateway.port,
+        ...driver.options,
         pushKey: pushPrivateKey(Buffer.alloc(32, 9)),
       });
       await expect(impostor.setBootstrapEnv(id, { SVC_HMAC_TOKEN: 'evil' })).rejects.toThrow(/403/);
       expect((await readAgentEnv(gateway.home)).SVC_HMAC_TOKEN).toBe('renewed');
       // A stopped Agent cannot take it: the push job tries again later.
       await driver.powerOff(id);
-      await expect(driver.setBootstrapEnv(id, env)).rejects.toThrow(/not running/);
+      await expect(driver.setBootstrapEnv(id, spec.bootstrapEnv)).rejects.toThrow(/not running/);
+      await driver.deleteServer(id);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('gives the token to no gateway that cannot prove to be the machine', async () => {
+    const id = randomUUID();
+    const spec = agent(id, issueAgentToken(TEST_HMAC_KEY, id, 0));
+    // A gateway at the machine's address whose enrollment key is another machine's.
+    const { driver, boot } = await enrollingDriver({ homeSeedWaitMs: 5_000 });
+    setup.standIn.pinNextIpv4('127.0.0.1');
+    const made = driver.createServer(spec).catch((error: unknown) => error);
+    const { gateway } = await boot(id, (userData) =>
+      userData.replace(/SVC_ENROLL_KEY=\S+/, `SVC_ENROLL_KEY=${'A'.repeat(43)}`),
+    );
+    try {
+      expect(String(await made)).toMatch(/did not prove to be machine/);
+      expect((await readAgentEnv(gateway.home)).SVC_HMAC_TOKEN).toBeUndefined();
       await driver.deleteServer(id);
     } finally {
       await gateway.close();
@@ -162,25 +259,27 @@ describe('hetzner driver', () => {
 
   it("brings an adopted home in through the Agent's gateway once its server runs", async () => {
     const id = randomUUID();
-    const env = { ...agent(id).bootstrapEnv, SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY) };
-    const gateway = await startTestGateway(env);
     const seed = await mkdtemp(path.join(tmpdir(), 'svc-seed-src-'));
+    const { driver, boot } = await enrollingDriver();
+    const spec = agent(id, issueAgentToken(TEST_HMAC_KEY, id, 0));
+    let gateway: { home: string; close(): Promise<void> } | undefined;
     try {
       await mkdir(path.join(seed, 'notes/deep'), { recursive: true });
       await writeFile(path.join(seed, 'notes/deep/a.md'), 'adopted\n');
       await mkdir(path.join(seed, '.openclaw'));
       await writeFile(path.join(seed, '.openclaw/.env'), "KEY='v'\n", { mode: 0o600 });
-      const driver = await hetznerDriver(setup.standIn, { gatewayPort: gateway.port });
       setup.standIn.pinNextIpv4('127.0.0.1');
-      await driver.createServer({ ...agent(id), homeSeed: seed });
+      const made = driver.createServer({ ...spec, homeSeed: seed });
+      gateway = (await boot(id)).gateway;
+      await made;
       expect(await readFile(path.join(gateway.home, 'notes/deep/a.md'), 'utf8')).toBe('adopted\n');
       const envFile = path.join(gateway.home, '.openclaw/.env');
       expect((await stat(envFile)).mode & 0o777).toBe(0o600);
       // A retry of the whole create (its answer lost) finds the home seeded with the same tree.
-      await driver.createServer({ ...agent(id), homeSeed: seed });
+      await driver.createServer({ ...spec, homeSeed: seed });
       await driver.deleteServer(id);
     } finally {
-      await gateway.close();
+      await gateway?.close();
       await rm(seed, { recursive: true, force: true });
     }
   });

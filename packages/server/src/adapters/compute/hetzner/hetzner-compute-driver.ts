@@ -1,12 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule, type Region, type Size } from '@svc/contract';
-import {
-  ENV_PUSH_PATH,
-  ENV_PUSH_SIGNATURE_HEADER,
-  signEnvPush,
-} from '@svc/contract/agent-env-push';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
+import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import {
   type ComputeDriver,
   ComputeFailure,
@@ -20,7 +16,7 @@ import { agentFirewall, agentUserData } from './hetzner-agent.js';
 import { type ServerType, type SizeTable, sizeTable } from './hetzner-catalog.js';
 import { fromHcloudRules } from './hetzner-firewall.js';
 import { HetznerFirewalls } from './hetzner-firewalls.js';
-import { pushHomeSeed } from './hetzner-home-seed.js';
+import { HetznerGateways } from './hetzner-gateways.js';
 import { HetznerImages } from './hetzner-images.js';
 import {
   type HcloudFirewall,
@@ -48,9 +44,16 @@ export interface HetznerDriverOptions {
   readonly gatewaySources: readonly string[];
   /** Signs pushes of new credentials to Agents (`agent-env-push`). */
   readonly pushKey?: KeyObject;
+  /**
+   * The authority of the TLS path to gateways, and the secret Agents' one-time enrollment keys
+   * are derived from (`enrollSecretOf(HMAC_KEY)`). Without them (tests of the API alone) Agents
+   * are made, but never enrolled: no token reaches them.
+   */
+  readonly gatewayCa?: GatewayCa;
+  readonly enrollSecret?: Buffer;
   /** Where Agents' gateways listen (tests put one elsewhere). */
   readonly gatewayPort?: number;
-  /** How long an adopted Agent's server may take to boot before its home is pushed (4 min). */
+  /** How long an Agent's server may take to boot until its gateway answers (4 min). */
   readonly homeSeedWaitMs?: number;
 }
 
@@ -81,6 +84,7 @@ export class HetznerComputeDriver implements ComputeDriver {
   readonly #firewalls: HetznerFirewalls;
   readonly #images: HetznerImages;
   #sizes: SizeTable | undefined;
+  readonly #gateways: HetznerGateways;
 
   constructor(
     readonly options: HetznerDriverOptions,
@@ -90,6 +94,15 @@ export class HetznerComputeDriver implements ComputeDriver {
     this.#actions = new ActionWaiter(this.#client);
     this.#firewalls = new HetznerFirewalls(this.#client, this.#actions);
     this.#images = new HetznerImages(this.#client, this.#actions);
+    this.#gateways = new HetznerGateways(
+      {
+        gatewayCa: options.gatewayCa,
+        pushKey: options.pushKey,
+        enrollSecret: options.enrollSecret,
+        waitMs: options.homeSeedWaitMs ?? 4 * 60_000,
+      },
+      log,
+    );
   }
 
   /** The clone's snapshot of its source's disk. */
@@ -174,7 +187,11 @@ export class HetznerComputeDriver implements ComputeDriver {
     // A clone's snapshot served its purpose once the server runs from it; it costs by the GB.
     if (spec.sourceServerId) await this.#images.removeSnapshotsOf(spec.id);
     const made = this.#info(server);
-    if (spec.homeSeed) await this.#seedHome(made, spec.homeSeed);
+    // The first token, with the gateway's certificate, once it answers (never in user data).
+    if (isAgent && this.#gateways.enabled) {
+      await this.#gateways.push(made, spec.bootstrapEnv, { enroll: true });
+    }
+    if (spec.homeSeed) await this.#gateways.seedHome(made, spec.homeSeed);
     return made;
   }
 
@@ -184,7 +201,13 @@ export class HetznerComputeDriver implements ComputeDriver {
     firewall: number,
     isAgent: boolean,
   ): Promise<HcloudServer> {
-    const userData = isAgent ? agentUserData(spec.bootstrapEnv) : spec.userData;
+    const userData = isAgent
+      ? agentUserData({
+          env: spec.bootstrapEnv,
+          caCert: this.options.gatewayCa?.cert ?? '',
+          enrollKey: this.#gateways.enrollKey(spec.id),
+        })
+      : spec.userData;
     let answer: ServerAnswer;
     try {
       answer = await this.#client.request<ServerAnswer>('POST', '/servers', {
@@ -214,8 +237,9 @@ export class HetznerComputeDriver implements ComputeDriver {
 
   powerOn(id: string): Promise<void> {
     return this.#serial.run(id, async () => {
-      const server = await this.#settle(await this.#require(id));
-      if (server.status === 'off') await this.#power(server, 'poweron');
+      let server = await this.#settle(await this.#require(id));
+      if (server.status === 'off') server = await this.#power(server, 'poweron');
+      await this.#renew(server);
     });
   }
 
@@ -240,7 +264,7 @@ export class HetznerComputeDriver implements ComputeDriver {
   reboot(id: string): Promise<void> {
     return this.#serial.run(id, async () => {
       const server = await this.#settle(await this.#require(id));
-      await this.#power(server, server.status === 'off' ? 'poweron' : 'reboot');
+      await this.#renew(await this.#power(server, server.status === 'off' ? 'poweron' : 'reboot'));
     });
   }
 
@@ -289,48 +313,33 @@ export class HetznerComputeDriver implements ComputeDriver {
     return [...found.values()];
   }
 
-  /**
-   * An Agent's new credentials, pushed to its gateway signed with the service's push key (no
-   * way into a cloud server but through it). A stopped Agent cannot take it: the push fails and
-   * its job tries again later. Plain VMs carry no credentials.
-   */
-  /** An adopted home, brought in through the running server's gateway. */
-  async #seedHome(server: ServerInfo, seedDir: string): Promise<void> {
-    if (!server.gateway) throw new Error(`machine ${server.id} has no gateway to take a home`);
-    if (!this.options.pushKey) throw new Error('the hetzner driver has no push key');
-    await pushHomeSeed({
-      agentId: server.id,
-      gateway: server.gateway,
-      pushKey: this.options.pushKey,
-      seedDir,
-      waitMs: this.options.homeSeedWaitMs ?? 4 * 60_000,
-    });
+  /** The reconciler's pass: gateway certificates near their end are renewed. */
+  async reconcile(): Promise<void> {
+    if (!this.#gateways.enabled) return;
+    const agents = await this.listServers({ kind: 'agent' });
+    await this.#gateways.renewDue(agents, (id, work) => this.#serial.run(id, work));
   }
 
+  /** A running Agent's gateway gets a renewed certificate at each start (nothing else). */
+  async #renew(server: HcloudServer): Promise<void> {
+    const info = this.#info(server);
+    if (info.gateway && info.status === 'running' && this.#gateways.enabled) {
+      await this.#gateways.push(info, {}, { enroll: false });
+    }
+  }
+
+  /**
+   * An Agent's new credentials (a regenerated token), with a renewed certificate, pushed to its
+   * gateway over TLS, signed with the service's push key (no way into a cloud server but
+   * through it). A stopped Agent cannot take it: the push fails and its job tries again later.
+   */
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     return this.#serial.run(id, async () => {
       const server = await this.#require(id);
-      const gateway = this.#info(server).gateway;
-      if (!gateway) return;
-      if (!this.options.pushKey) throw new Error('the hetzner driver has no push key');
+      const info = this.#info(server);
+      if (!info.gateway) return;
       if (server.status !== 'running') throw new Error(`Agent ${id} is not running`);
-      const { body, signature } = signEnvPush(this.options.pushKey, {
-        agentId: id,
-        issuedAt: Date.now(),
-        env,
-      });
-      const host = gateway.host.includes(':') ? `[${gateway.host}]` : gateway.host;
-      const response = await fetch(`http://${host}:${gateway.port}${ENV_PUSH_PATH}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [ENV_PUSH_SIGNATURE_HEADER]: signature },
-        body,
-        // The machine is its user's: a redirect could aim the signed push anywhere.
-        redirect: 'error',
-        signal: AbortSignal.timeout(10_000),
-      });
-      if (response.status !== 204) {
-        throw new Error(`Agent ${id}'s gateway refused the push: ${response.status}`);
-      }
+      await this.#gateways.pushNow(info, env);
     });
   }
 

@@ -87,7 +87,7 @@ export function info(server: HcloudServer, gatewayPort = GATEWAY_PORT): ServerIn
     ...(ipv6 && { ipv6 }),
     ...(host &&
       (isAgentServer(server)
-        ? { gateway: { host, port: gatewayPort } }
+        ? { gateway: { host, port: gatewayPort, tls: true } }
         : { ssh: { host, port: 22 } })),
   };
 }

@@ -2,7 +2,9 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
+import { GATEWAY_TLS_DIR, GATEWAY_TLS_FILES } from '@svc/contract/gateway-tls';
 import ipaddr from 'ipaddr.js';
+import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
 import type { CliBuild } from '../cli-build.js';
 import type { IncusClient } from './incus-client.js';
@@ -47,6 +49,29 @@ export async function pushAgentEnv(
   const file = path.posix.join(AGENT_HOME, AGENT_ENV_PATH);
   await client.makeDirectory(instance, path.posix.dirname(file), { ...AGENT_USER, mode: 0o700 });
   await client.pushFile(instance, file, agentEnvFile(env), { ...AGENT_USER, mode: 0o600 });
+}
+
+/**
+ * Gives the Agent's gateway its TLS (`@svc/contract/gateway-tls`): the service's CA certificate,
+ * and a new key with its certificate naming the machine, the agent's own, 0600. Written before
+ * each start and with each token, so the certificate is renewed then; the gateway follows the
+ * file while it runs.
+ */
+export async function pushGatewayTls(
+  client: IncusClient,
+  instance: string,
+  ca: GatewayCa,
+  machineId: string,
+): Promise<void> {
+  const dir = path.posix.join(AGENT_HOME, GATEWAY_TLS_DIR);
+  const { key, cert } = await ca.machineCredentials(machineId);
+  const own = { ...AGENT_USER, mode: 0o600 };
+  await client.makeDirectory(instance, path.posix.dirname(dir), { ...AGENT_USER, mode: 0o700 });
+  await client.makeDirectory(instance, dir, { ...AGENT_USER, mode: 0o700 });
+  await client.pushFile(instance, path.posix.join(dir, GATEWAY_TLS_FILES.ca), ca.cert, own);
+  // The key before its certificate: the gateway reloads when the certificate changes.
+  await client.pushFile(instance, path.posix.join(dir, GATEWAY_TLS_FILES.key), key, own);
+  await client.pushFile(instance, path.posix.join(dir, GATEWAY_TLS_FILES.cert), cert, own);
 }
 
 /**

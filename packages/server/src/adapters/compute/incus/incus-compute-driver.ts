@@ -5,6 +5,7 @@ import ipaddr from 'ipaddr.js';
 import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
+import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { readCliBuild } from '../cli-build.js';
 import {
   type ComputeDriver,
@@ -17,6 +18,7 @@ import {
   CLI_BUILD_KEY,
   pushAgentEnv,
   pushCliBuild,
+  pushGatewayTls,
   pushHome,
 } from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
@@ -76,6 +78,8 @@ export interface IncusDriverOptions {
   readonly serviceUrl?: string;
   /** IPv4 CIDRs machines may reach though private or link-local (`INCUS_EGRESS_ALLOW`). */
   readonly egressAllow?: readonly string[];
+  /** Signs Agents' gateway certificates (`GATEWAY_CA_*`); Agents cannot be made without it. */
+  readonly gatewayCa?: GatewayCa;
 }
 
 const STOP_TIMEOUT_S = 30;
@@ -201,8 +205,10 @@ export class IncusComputeDriver implements ComputeDriver {
     }
     if (spec.homeSeed) await pushHome(this.#client, name, spec.homeSeed);
     // Before the first boot: a clone's copied home holds its source's token until this.
-    if (isAgent) await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
-    else await this.#forwards?.ensure(await this.#require(spec.id));
+    if (isAgent) {
+      await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
+      await this.#pushTls(name, spec.id);
+    } else await this.#forwards?.ensure(await this.#require(spec.id));
     await this.#start(name);
     return this.#info(await this.#require(spec.id));
   }
@@ -248,6 +254,7 @@ export class IncusComputeDriver implements ComputeDriver {
       const instance = await this.#require(id);
       if (instance.status !== 'Running') return this.#start(instance.name);
       await this.#updateCli(instance);
+      if (isAgentInstance(instance)) await this.#pushTls(instance.name, id);
       await this.#changeState(instance.name, 'restart', 'is not running');
     });
   }
@@ -330,7 +337,10 @@ export class IncusComputeDriver implements ComputeDriver {
   setBootstrapEnv(id: string, env: Readonly<Record<string, string>>): Promise<void> {
     return this.#serial.run(id, async () => {
       const instance = await this.#require(id);
-      if (isAgentInstance(instance)) await pushAgentEnv(this.#client, instance.name, env);
+      if (isAgentInstance(instance)) {
+        await pushAgentEnv(this.#client, instance.name, env);
+        await this.#pushTls(instance.name, id);
+      }
     });
   }
 
@@ -363,6 +373,8 @@ export class IncusComputeDriver implements ComputeDriver {
     if (instance?.status === 'Running') return;
     if (instance) {
       await this.#updateCli(instance);
+      const id = instance.config[MACHINE_ID_KEY];
+      if (isAgentInstance(instance) && id) await this.#pushTls(name, id);
       await this.#align(instance);
     }
     await this.#changeState(name, 'start', 'already running');
@@ -407,6 +419,12 @@ export class IncusComputeDriver implements ComputeDriver {
     await this.#firewall.exclusive(() =>
       this.#client.call('PATCH', `/1.0/instances/${instance.name}`, { body: patch }),
     );
+  }
+
+  /** A new key and certificate for an Agent's gateway (at its creation, starts and new tokens). */
+  async #pushTls(name: string, id: string) {
+    if (!this.options.gatewayCa) throw new Error('the incus driver has no gateway CA for Agents');
+    await pushGatewayTls(this.#client, name, this.options.gatewayCa, id);
   }
 
   /**

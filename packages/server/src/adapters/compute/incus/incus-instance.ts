@@ -68,7 +68,7 @@ export function info(instance: Instance): ServerInfo {
     ...(ipv4 && { ipv4 }),
     ...(ipv4 &&
       (isAgentInstance(instance)
-        ? { gateway: { host: ipv4, port: GATEWAY_PORT } }
+        ? { gateway: { host: ipv4, port: GATEWAY_PORT, tls: true } }
         : { ssh: { host: ipv4, port: 22 } })),
   };
 }

@@ -1,0 +1,216 @@
+import {
+  createHmac,
+  createPublicKey,
+  hkdfSync,
+  type KeyObject,
+  X509Certificate,
+} from 'node:crypto';
+import { request } from 'node:http';
+import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
+import { connect, type TLSSocket } from 'node:tls';
+import {
+  ENV_PUSH_PATH,
+  ENV_PUSH_SIGNATURE_HEADER,
+  signEnvPush,
+} from '@svc/contract/agent-env-push';
+import { ENROLL_PROOF_PATH, enrollProof, gatewayServerName } from '@svc/contract/gateway-tls';
+import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
+import { sleep } from './hcloud-client.js';
+
+/** Where a machine's gateway listens, and which machine it must be. */
+export interface GatewayAddress {
+  readonly machineId: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Who the gateway must prove to be: `machine`, a certificate of the service's CA naming the
+ * machine (whatever its dates: renewing an expired one still needs the machine's key); `any`,
+ * any certificate (enrollment, where the proof decides). `pin`: and exactly this public key.
+ */
+export type GatewayCheck = { readonly kind: 'machine' | 'any'; readonly pin?: Buffer };
+
+export interface GatewayAnswer {
+  readonly status: number;
+  readonly body: string;
+  /** The gateway's public key (DER SPKI), as its handshake showed it. */
+  readonly spki: Buffer;
+  /** When the certificate it showed ends. */
+  readonly validTo: Date;
+}
+
+/**
+ * One request to a cloud machine's gateway over TLS: the service's client certificate shown,
+ * the gateway's certificate checked as `check` says before a byte of the request is sent.
+ */
+export async function gatewayExchange(
+  ca: GatewayCa,
+  gateway: GatewayAddress,
+  check: GatewayCheck,
+  call: {
+    method: string;
+    path: string;
+    headers?: Record<string, string>;
+    body?: string | Readable;
+    timeoutMs: number;
+  },
+): Promise<GatewayAnswer> {
+  const client = await ca.serviceClient();
+  const socket = await new Promise<TLSSocket>((resolve, reject) => {
+    const tls = connect({
+      host: gateway.host,
+      port: gateway.port,
+      servername: gatewayServerName(gateway.machineId),
+      ca: ca.cert,
+      cert: client.cert,
+      key: client.key,
+      minVersion: 'TLSv1.3',
+      // Checked below, by `check`: Node's own check would refuse an enrolling machine's
+      // self-signed certificate and an expired one that a renewal replaces.
+      rejectUnauthorized: false,
+      timeout: 10_000,
+    });
+    tls.once('secureConnect', () => {
+      // From here the request's own timeout applies (a home's upload may take minutes).
+      tls.setTimeout(0);
+      resolve(tls);
+    });
+    tls.once('timeout', () => tls.destroy(new Error('the gateway did not answer in time')));
+    tls.once('error', reject);
+  });
+  const raw = socket.getPeerCertificate().raw;
+  const peer = raw && new X509Certificate(raw);
+  const spki = peer?.publicKey.export({ type: 'spki', format: 'der' });
+  const refused =
+    !peer || !spki
+      ? 'showed no certificate'
+      : check.kind === 'machine' && !ca.vouchesFor(peer, gateway.machineId)
+        ? `showed a certificate that is not the service's for machine ${gateway.machineId}`
+        : check.pin && !check.pin.equals(spki)
+          ? 'showed another key than before'
+          : undefined;
+  if (refused || !spki || !peer) {
+    socket.destroy();
+    throw new Error(`the gateway at ${addressOf(gateway)} ${refused}`);
+  }
+  return new Promise<GatewayAnswer>((resolve, reject) => {
+    const req = request(
+      {
+        createConnection: () => socket,
+        method: call.method,
+        path: call.path,
+        headers: { host: gatewayServerName(gateway.machineId), ...call.headers },
+        timeout: call.timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          socket.destroy();
+          const body = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode ?? 0, body, spki, validTo: new Date(peer.validTo) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('the gateway did not answer in time')));
+    req.on('error', (error) => {
+      socket.destroy();
+      reject(error);
+    });
+    if (typeof call.body === 'string' || call.body === undefined) req.end(call.body);
+    else call.body.pipe(req);
+  });
+}
+
+/** Asks until the gateway answers at all (the server booted and cloud-init ran). */
+export async function awaitGateway<T>(
+  attempt: () => Promise<T>,
+  address: string,
+  waitMs: number,
+): Promise<T> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const notYet = code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT';
+      if (!notYet && !/did not answer/.test(String(error))) throw error;
+      if (Date.now() > until) throw new Error(`the gateway at ${address} did not answer in time`);
+      await sleep(3_000);
+    }
+  }
+}
+
+/** The secret the per-machine enrollment keys are derived from (from the HMAC key). */
+export const enrollSecretOf = (hmacKey: Buffer): Buffer =>
+  Buffer.from(hkdfSync('sha256', hmacKey, Buffer.alloc(0), 'svc-gateway-enroll-v1', 32));
+
+/** A machine's one-time enrollment key (`SVC_ENROLL_KEY`), base64url. */
+export const enrollKeyOf = (secret: Buffer, machineId: string): string =>
+  createHmac('sha256', secret).update(machineId).digest('base64url');
+
+/**
+ * Hands a machine's gateway a certificate for its own key and, with it, `env` (the Agent's
+ * token, after enrollment the first one): signed with the push key, over TLS to that key only.
+ * `enrollKey`: a first contact, where the gateway's key is taken only with its enrollment proof;
+ * otherwise the gateway must show the CA's certificate for the machine.
+ */
+export async function pushToGateway(options: {
+  readonly ca: GatewayCa;
+  readonly pushKey: KeyObject;
+  readonly gateway: GatewayAddress;
+  readonly env: Readonly<Record<string, string>>;
+  readonly enrollKey?: string;
+}): Promise<void> {
+  const { ca, gateway } = options;
+  const check: GatewayCheck = { kind: options.enrollKey ? 'any' : 'machine' };
+  const first = options.enrollKey
+    ? await gatewayExchange(ca, gateway, check, {
+        method: 'GET',
+        path: ENROLL_PROOF_PATH,
+        timeoutMs: 10_000,
+      })
+    : await gatewayExchange(ca, gateway, check, {
+        method: 'GET',
+        path: '/_svc/health',
+        timeoutMs: 10_000,
+      });
+  if (options.enrollKey) {
+    const proof = (JSON.parse(first.body || '{}') as { proof?: string }).proof;
+    if (first.status !== 200 || proof !== enrollProof(options.enrollKey, first.spki)) {
+      throw new Error(
+        `the gateway at ${addressOf(gateway)} did not prove to be machine ${gateway.machineId}`,
+      );
+    }
+  }
+  const publicKey = createPublicKey({ key: first.spki, format: 'der', type: 'spki' });
+  const gatewayCert = await ca.issueMachineCert(gateway.machineId, publicKey);
+  const { body, signature } = signEnvPush(options.pushKey, {
+    agentId: gateway.machineId,
+    issuedAt: Date.now(),
+    env: options.env,
+    gatewayCert,
+  });
+  const answer = await gatewayExchange(
+    ca,
+    gateway,
+    { ...check, pin: first.spki },
+    {
+      method: 'POST',
+      path: ENV_PUSH_PATH,
+      headers: { 'content-type': 'application/json', [ENV_PUSH_SIGNATURE_HEADER]: signature },
+      body,
+      timeoutMs: 10_000,
+    },
+  );
+  if (answer.status !== 204) {
+    throw new Error(`Agent ${gateway.machineId}'s gateway refused the push: ${answer.status}`);
+  }
+}
+
+export const addressOf = (gateway: { host: string; port: number }): string =>
+  `${isIP(gateway.host) === 6 ? `[${gateway.host}]` : gateway.host}:${gateway.port}`;
