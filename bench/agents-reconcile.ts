@@ -10,7 +10,7 @@ import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
 import { type AppContext, createContext } from '../packages/server/src/context.js';
 import { migrateToLatest } from '../packages/server/src/db/migrate.js';
 import { AGENT, PLAIN_VM } from '../packages/server/src/lifecycle/machine-kinds.js';
-import { TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
+import { STAND_IN_PROBES, TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
 
 /** Of each kind, each pass: servers nobody owns, moves whose job died, and (VMs) firewalls drifted. */
 const WORK = 10;
@@ -47,7 +47,10 @@ export async function measureReconcile(
     HMAC_KEY: randomBytes(32).toString('base64'),
   });
   const compute = new TestComputeDriver('bench');
-  const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), { compute });
+  const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
+    compute,
+    machineProbes: STAND_IN_PROBES,
+  });
   try {
     await migrateToLatest(ctx.database.db.withoutPlugins());
     const seeded = await seed(ctx, compute, machines);

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
 import { createContext, startContext, stopContext } from '../packages/server/src/context.js';
-import { TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
+import { STAND_IN_PROBES, TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
 import { measureReconcile, printReconcile, type ReconcileFigures } from './agents-reconcile.js';
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
@@ -49,6 +49,7 @@ async function runOn(databaseUrl: string | undefined, statements: () => number) 
   const compute = new TestComputeDriver('bench');
   const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
     compute,
+    machineProbes: STAND_IN_PROBES,
     jobPollingIntervalSeconds: 0.5,
   });
   await startContext(ctx, { work: true });

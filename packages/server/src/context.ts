@@ -49,9 +49,15 @@ import type { Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEdgeRoutes, type EdgeRoutes } from './edge/edge-routes.js';
+import {
+  createGatewayConnector,
+  type GatewayConnector,
+  gatewayProbe,
+} from './edge/gateway-connection.js';
 import type { JobDefinition } from './jobs/job.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
+import type { ServerProbe } from './lifecycle/machine-readiness.js';
 import { createLogger, type Loggers, subsystemLoggers } from './logger.js';
 import { mailJobs } from './mail/mail.jobs.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
@@ -59,6 +65,7 @@ import { createMailer } from './mail/mailer.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { plainVmJobs } from './plain-vms/plain-vms.jobs.js';
 import { createPlainVmsService, type PlainVmsService } from './plain-vms/plain-vms.service.js';
+import { sshProbe } from './plain-vms/ssh-answers.js';
 import { createVaultService, type VaultService } from './vault/vault.service.js';
 
 /** Everything with state or I/O, built once and passed down. */
@@ -82,6 +89,8 @@ export interface AppContext {
   readonly agents: AgentsService;
   /** The edge's routes (subdomain → gateway), which Agent moves in this process invalidate. */
   readonly edgeRoutes: EdgeRoutes;
+  /** How the edge, and moves waiting for an Agent to answer, connect to gateways. */
+  readonly gateways: GatewayConnector;
   readonly billing: BillingService;
   /** Who collects the money (`BILLING_PROVIDER`). */
   readonly paymentProcessor: PaymentProcessor;
@@ -116,6 +125,11 @@ export interface ContextOverrides {
   readonly immediateJobRetries?: boolean;
   readonly extraJobs?: readonly JobDefinition<unknown>[];
   readonly compute?: ComputeDriver;
+  /**
+   * How a move into `running` learns that the machine answers (tests on stand-in drivers, whose
+   * machines answer nowhere, and whose made-up addresses must get no packet).
+   */
+  readonly machineProbes?: { readonly agent: ServerProbe; readonly plainVm: ServerProbe };
   /** How the service reaches OAuth providers (tests count or fault calls). */
   readonly providerFetch?: typeof fetch;
   readonly objectStore?: ObjectStore;
@@ -186,6 +200,12 @@ export async function createContext(
     },
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
+  const gateways = createGatewayConnector();
+  const probes = overrides.machineProbes ?? { agent: gatewayProbe(gateways), plainVm: sshProbe };
+  const readiness = (probe: ServerProbe) => ({
+    probe,
+    timeoutMs: config.timing.provisionTimeoutMs,
+  });
   const tokenCipher = new TokenCipher(secrets.encryption);
   const store =
     overrides.objectStore ??
@@ -239,6 +259,7 @@ export async function createContext(
       clock,
       compute,
       log: log.root.child({ subsystem: 'agents' }),
+      readiness: readiness(probes.agent),
       bootstrapEnv: (agent) =>
         agentBootstrapEnv(
           {
@@ -250,7 +271,13 @@ export async function createContext(
           agent,
         ),
     }),
-    ...plainVmJobs({ database, clock, compute, log: log.root.child({ subsystem: 'plain-vms' }) }),
+    ...plainVmJobs({
+      database,
+      clock,
+      compute,
+      log: log.root.child({ subsystem: 'plain-vms' }),
+      readiness: readiness(probes.plainVm),
+    }),
     ...bundlesJobs({ database, store, clock, log: log.root.child({ subsystem: 'bundles' }) }),
     ...mailJobs({
       mailer: createMailer(config.mail, secrets, clock),
@@ -284,6 +311,7 @@ export async function createContext(
     compute,
     agents,
     edgeRoutes,
+    gateways,
     billing,
     paymentProcessor,
     subscriptions: createSubscriptionService({
@@ -357,6 +385,7 @@ export async function stopContext(ctx: AppContext): Promise<void> {
   try {
     await ctx.jobs.stop();
   } finally {
+    ctx.gateways.close();
     await ctx.compute.close();
     await ctx.bundles.store.close();
     await ctx.database.close();

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Agent } from '@svc/contract';
@@ -19,9 +20,11 @@ import { waitFor } from '../test/wait.js';
 describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
   let dataDir = '';
   let standIn: HetznerStandIn | undefined;
+  let gateways: Server | undefined;
   const processes: ChildProcess[] = [];
   afterAll(async () => {
     for (const child of processes) child.kill('SIGKILL');
+    gateways?.close();
     await standIn?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
@@ -30,6 +33,10 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     const conformance = await conformanceOrWarn();
     standIn = await startHetznerStandIn({ ...(conformance && { conformance }) });
     const stand = standIn;
+    // An Agent runs once its gateway answers (port 8443 of its address): every server gets this
+    // host's loopback address, where one listener answers the gateways' health checks.
+    gateways = await answeringGateways();
+    for (let i = 0; i < 100; i += 1) stand.pinNextIpv4('127.0.0.1');
     dataDir = await mkdtemp(path.join(tmpdir(), 'svc-crash-hetzner-'));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -122,3 +129,16 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     expectConformant(conformance);
   }, 420_000);
 });
+
+/** Answers `/_svc/health` on 127.0.0.1:8443 as every Agent's gateway would (fails if taken). */
+async function answeringGateways(): Promise<Server> {
+  const server = createServer((req, res) => {
+    res.writeHead(req.url === '/_svc/health' ? 200 : 404, { 'content-type': 'application/json' });
+    res.end('{"status":"ok"}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(8443, '127.0.0.1', resolve);
+  });
+  return server;
+}

@@ -88,6 +88,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
       );
       const proxy = createEdgeProxy({
         routes: ctx.edgeRoutes,
+        gateways: ctx.gateways,
         agentOrigin: config.http.agentOrigin,
         publicUrl: config.http.publicUrl,
         trust: config.http,

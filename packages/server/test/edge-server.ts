@@ -55,6 +55,7 @@ export async function startEdgeServer<T extends TestContext = LocalTestContext>(
   const { config } = t.ctx;
   edge = createEdgeProxy({
     routes: t.ctx.edgeRoutes,
+    gateways: t.ctx.gateways,
     agentOrigin: config.http.agentOrigin,
     publicUrl: config.http.publicUrl,
     trust: config.http,

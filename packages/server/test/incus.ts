@@ -4,10 +4,27 @@ import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-
 import { IncusClient } from '../src/adapters/compute/incus/incus-client.js';
 import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
 import { IncusSshForwards } from '../src/adapters/compute/incus/incus-ssh-forwards.js';
+import { createTestContext } from './test-context.js';
 import { testEnv } from './test-db.js';
 
 /** The Incus daemon the `*.incus.test.ts` files use. */
 export const INCUS_SOCKET = testEnv.INCUS_SOCKET ?? '/var/lib/incus/unix.socket';
+
+/**
+ * `startEdgeServer`'s context on the real daemon: the incus driver the environment names, in
+ * `project` (as `COMPUTE_DRIVER=incus npm start` makes it), on PGlite.
+ */
+export const incusContext = (project: string) => (env: Record<string, string>) =>
+  createTestContext('pglite', {
+    env: {
+      ...env,
+      COMPUTE_DRIVER: 'incus',
+      INCUS_SOCKET,
+      INCUS_PROJECT: project,
+      INCUS_SIZE_FACTOR: '0.25',
+    },
+    overrides: { compute: undefined },
+  });
 
 /** These tests need a real daemon: without one they fail, never skip. */
 export function requireIncus(): void {

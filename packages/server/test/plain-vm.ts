@@ -2,8 +2,8 @@ import { expect } from 'vitest';
 import type { TestClient } from './test-client.js';
 import { waitFor } from './wait.js';
 
-/** A Plain VM made through the API (debian-12, small, eu, password login), once it runs. */
-export async function runningPlainVm(client: TestClient, name: string, withinMs: number) {
+/** Asks for a Plain VM through the API (debian-12, small, eu, password login); its id. */
+export async function createPlainVm(client: TestClient, name: string): Promise<string> {
   const res = await client.post('/api/plain-vms', {
     name,
     tier: 'small',
@@ -13,7 +13,12 @@ export async function runningPlainVm(client: TestClient, name: string, withinMs:
     access: { passwordEnabled: true, vaultEntryIds: [] },
   });
   expect(res.status).toBe(201);
-  const id = res.body.id as string;
+  return res.body.id as string;
+}
+
+/** A Plain VM made through the API (debian-12, small, eu, password login), once it runs. */
+export async function runningPlainVm(client: TestClient, name: string, withinMs: number) {
+  const id = await createPlainVm(client, name);
   await waitFor(
     async () => (await client.get(`/api/plain-vms/${id}`)).body.status === 'running',
     withinMs,

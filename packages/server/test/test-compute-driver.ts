@@ -9,6 +9,15 @@ import type {
 
 type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
 
+/**
+ * A stand-in's machines answer at once: nothing real runs at the addresses it makes up (TEST-NET),
+ * and no packet may go there. Given to a context on a stand-in as its `machineProbes`.
+ */
+export const STAND_IN_PROBES = {
+  agent: async () => 'answered' as const,
+  plainVm: async () => 'answered' as const,
+};
+
 export interface CallBehaviour {
   /** Added before the call takes effect. */
   latencyMs?: number;

@@ -16,7 +16,7 @@ import { createLogger } from '../src/logger.js';
 import { LogCapture } from './log-capture.js';
 import { TestClient } from './test-client.js';
 import { TestClock } from './test-clock.js';
-import { TestComputeDriver } from './test-compute-driver.js';
+import { STAND_IN_PROBES, TestComputeDriver } from './test-compute-driver.js';
 import { createTestDatabase, type DatabaseKind } from './test-db.js';
 
 /** Fixed test keys (never used outside tests). */
@@ -65,6 +65,10 @@ export async function createTestContext(
     passwordCost: FAST_PASSWORDS,
     jobPollingIntervalSeconds: 0.5,
     compute,
+    // The test driver's machines answer at once; a test that brings its own driver probes it.
+    ...(!(options.overrides && 'compute' in options.overrides) && {
+      machineProbes: STAND_IN_PROBES,
+    }),
     ...options.overrides,
   });
   await startContext(ctx, { work: true });

@@ -4,9 +4,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
-import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusContext } from '../../test/incus.js';
 import { localRequest } from '../../test/localhost-http.js';
-import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
+import { signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 import { IncusClient } from '../adapters/compute/incus/incus-client.js';
 
@@ -28,17 +28,7 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
     server = await startEdgeServer({
       dashboard: true,
       host: '0.0.0.0',
-      context: (env) =>
-        createTestContext('pglite', {
-          env: {
-            ...env,
-            COMPUTE_DRIVER: 'incus',
-            INCUS_SOCKET,
-            INCUS_PROJECT: project.name,
-            INCUS_SIZE_FACTOR: '0.25',
-          },
-          overrides: { compute: undefined },
-        }),
+      context: incusContext(project.name),
     });
     const { client } = server.t;
     await signUpUser(client);

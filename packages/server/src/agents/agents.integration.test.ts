@@ -123,11 +123,14 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
     const restart = await client.post(`/api/agents/${agent.id}/restart`);
     expect(restart).toMatchObject({ status: 200, body: { status: 'restarting' } });
     await reach(agent.id, 'running');
+    // After a start or a restart the job reads where the machine answers, and waits for it there.
     expect(t.compute.calls.filter((c) => c.id === agent.id).map((c) => c.call)).toEqual([
       'createServer',
       'powerOff',
       'powerOn',
+      'getServer',
       'reboot',
+      'getServer',
     ]);
   });
 

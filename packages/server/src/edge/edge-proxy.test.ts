@@ -6,6 +6,7 @@ import { startHttpServer } from '../http/http-server.js';
 import { createLogger } from '../logger.js';
 import { createEdgeProxy, type EdgeProxy } from './edge-proxy.js';
 import type { EdgeResolution, EdgeRoutes } from './edge-routes.js';
+import { createGatewayConnector } from './gateway-connection.js';
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -108,6 +109,7 @@ describe('the edge proxy', () => {
 
     edge = createEdgeProxy({
       routes,
+      gateways: createGatewayConnector(),
       agentOrigin: { domain: 'agents.test' },
       publicUrl: 'https://app.test',
       trust: { trustProxy: false, trustedProxyHops: 1 },

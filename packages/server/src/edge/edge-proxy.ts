@@ -1,5 +1,5 @@
-import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { isIP, type Socket } from 'node:net';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { createProxyServer } from 'http-proxy-3';
@@ -16,6 +16,7 @@ import {
   UNREACHABLE,
 } from './edge-pages.js';
 import type { EdgeResolution, EdgeRoutes, EdgeTarget } from './edge-routes.js';
+import type { GatewayConnector } from './gateway-connection.js';
 
 /** A gateway that has not accepted the connection by then is taken for gone. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -37,6 +38,8 @@ const UNREACHABLE_CODES = new Set([
 
 export interface EdgeProxyOptions {
   readonly routes: EdgeRoutes;
+  /** How gateways are reached (`createGatewayConnector`; moves into `running` wait on it too). */
+  readonly gateways: GatewayConnector;
   /** Where Agents are served: `<scheme>://<subdomain>.<domain>/` (`Config['http'].agentOrigin`). */
   readonly agentOrigin: { readonly domain: string };
   /** The dashboard's URL, which is never the edge's and which its pages link to. */
@@ -60,8 +63,8 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
   const { routes, log } = options;
   const subdomainOf = agentHostMatcher(options.agentOrigin.domain, options.publicUrl);
   const dashboardUrl = `${options.publicUrl}/dashboard/`;
-  // Idle connections to gateways are reused; Node closes them by the gateway's keep-alive hint.
-  const agent = new Agent({ keepAlive: true });
+  const { agent } = options.gateways;
+  const targetUrl = (target: EdgeTarget) => options.gateways.url(target);
   const proxy = createProxyServer({ proxyTimeout: IDLE_TIMEOUT_MS });
   const upgraded = new WeakSet<Duplex>();
   const tunnels = new Set<Duplex>();
@@ -154,7 +157,7 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
 
     close() {
       for (const socket of tunnels) socket.destroy();
-      agent.destroy();
+      options.gateways.close();
     },
   };
 }
@@ -170,9 +173,4 @@ function limitConnect(proxyReq: ClientRequest, socket: Socket) {
   const stop = () => clearTimeout(timer);
   socket.once('connect', stop);
   socket.once('close', stop);
-}
-
-function targetUrl(target: EdgeTarget): string {
-  const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
-  return `http://${host}:${target.port}`;
 }

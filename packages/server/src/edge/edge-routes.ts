@@ -1,6 +1,6 @@
 import { canApply, type MachineState } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
-import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import type { ComputeDriver, ServerInfo } from '../adapters/compute/compute-driver.js';
 import * as agentsRepo from '../agents/agents.repo.js';
 import type { Database } from '../db/database.js';
 
@@ -18,6 +18,13 @@ export type EdgeResolution =
   /** A running Agent whose driver names no gateway (its machine is gone or not made yet). */
   | { readonly kind: 'unreachable' }
   | { readonly kind: 'unknown' };
+
+/**
+ * Where the edge reaches an Agent's server: the gateway its driver names, nothing else. A move
+ * into `running` waits for an answer there too (`agents.jobs.ts`).
+ */
+export const gatewayTarget = (server: ServerInfo | undefined): EdgeTarget | undefined =>
+  server?.gateway && { host: server.gateway.host, port: server.gateway.port };
 
 /**
  * How long a route is used without asking the database again. Short, because another process
@@ -59,9 +66,9 @@ export function createEdgeRoutes(deps: EdgeRoutesDeps) {
     const agent = await agentsRepo.findAgentBySubdomain(deps.database.db, subdomain);
     if (!agent) return { kind: 'unknown' };
     if (!canApply('open', agent.state)) return { kind: 'not_running', state: agent.state };
-    const gateway = (await deps.compute.getServer(agent.id))?.gateway;
-    if (!gateway) return { kind: 'unreachable' };
-    return { kind: 'route', agentId: agent.id, target: { host: gateway.host, port: gateway.port } };
+    const target = gatewayTarget(await deps.compute.getServer(agent.id));
+    if (!target) return { kind: 'unreachable' };
+    return { kind: 'route', agentId: agent.id, target };
   }
 
   async function lookUpAndStore(subdomain: string): Promise<EdgeResolution> {

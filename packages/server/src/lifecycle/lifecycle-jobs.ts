@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
 import { jobName, type MachineKind } from './machine-kinds.js';
+import { awaitAnswer, type MachineReadiness } from './machine-readiness.js';
 import { reconcileMachines } from './machine-reconcile.js';
 
 /** What the lifecycle jobs do differently for one kind of machine. */
@@ -33,6 +34,11 @@ export interface LifecycleJobsDeps {
   readonly clock: Clock;
   readonly compute: ComputeDriver;
   readonly log: Logger;
+  /**
+   * What makes a machine of this kind usable (an Agent's gateway answers through the edge's
+   * connection, a Plain VM's SSH server its banner), which every move into `running` waits for.
+   */
+  readonly readiness: MachineReadiness;
 }
 
 /**
@@ -49,6 +55,29 @@ export function lifecycleJobs<R extends MachineColumns>(
   const { table, idKey } = kind;
   const Payload = z.record(z.literal(idKey), z.uuid());
   const find = (id: string) => repo.findMachine<R>(database.db, table, id);
+  const { readiness } = deps;
+  // A run that waits for the machine to answer may take the whole wait, and then some.
+  const waitingExpiry = Math.min(86_400, Math.ceil(readiness.timeoutMs / 1000) + 600);
+
+  /**
+   * After the driver's part of a move into `running`: waits until the machine answers as its
+   * users reach it, so `running` means usable (the spec's "server up, editor reachable").
+   */
+  const answer = async (row: R, run: JobRun, budgetMs: number, server?: ServerInfo) => {
+    const startedAt = performance.now();
+    const outcome = await awaitAnswer({
+      probe: readiness.probe,
+      machine: row,
+      server,
+      readServer: () => compute.getServer(row.id),
+      isStillWaiting: async () => (await find(row.id))?.state === row.state,
+      budgetMs,
+      signal: run.signal,
+    });
+    const waitedMs = Math.round(performance.now() - startedAt);
+    log.debug({ [idKey]: row.id, state: row.state, outcome, waitedMs }, 'waited for an answer');
+    return outcome;
+  };
 
   /** Moves `from` → `to` (recording usage) in one transaction; false if the machine had moved on. */
   const complete = (
@@ -98,16 +127,25 @@ export function lifecycleJobs<R extends MachineColumns>(
     call: (id: string) => Promise<void>,
   ) => {
     const { via, done } = MOVES[action];
+    const isToRunning = done === 'running';
     return defineJob({
       name: jobName(kind, action),
       payload: Payload,
+      ...(isToRunning && { expireInSeconds: waitingExpiry }),
       async run(payload, run) {
         const id = payload[idKey] as string;
-        if ((await find(id))?.state !== via) return;
+        const row = await find(id);
+        if (row?.state !== via) return;
         try {
           await call(id);
         } catch (error) {
           return failed(id, via, `${action}_failed`, error, run);
+        }
+        // A machine that never answers is not usable: trying the move again would wait again.
+        if (isToRunning && (await answer(row, run, readiness.timeoutMs)) === 'timed_out') {
+          log.warn({ [idKey]: id }, `${action}: the machine did not answer in time`);
+          await complete(id, via, 'error', `${action}_timeout`);
+          return;
         }
         await complete(id, via, done as MachineState);
       },
@@ -118,7 +156,7 @@ export function lifecycleJobs<R extends MachineColumns>(
     defineJob({
       name: jobName(kind, 'provision'),
       payload: Payload,
-      expireInSeconds: 900,
+      expireInSeconds: waitingExpiry,
       async run(payload, run) {
         const id = payload[idKey] as string;
         const row = await find(id);
@@ -145,6 +183,13 @@ export function lifecycleJobs<R extends MachineColumns>(
           );
           if (final.isLastAttempt) await compute.deleteServer(id);
           return;
+        }
+        // Within the provisioning deadline: past it, the machine is given up as timed out.
+        const budgetMs = row.provisionDeadlineAt
+          ? row.provisionDeadlineAt.getTime() - clock.now().getTime()
+          : readiness.timeoutMs;
+        if ((await answer(row, run, budgetMs, server)) === 'timed_out') {
+          return timeOut(id);
         }
         const moved = await complete(id, PROVISION_MOVE.via, PROVISION_MOVE.done, null, server);
         // Timed out (or destroyed) meanwhile: what was just created belongs to nobody.

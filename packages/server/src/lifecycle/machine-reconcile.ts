@@ -20,7 +20,7 @@ const STUCK_REASONS = Object.fromEntries(
  * server, since that is what providers offer.
  */
 export async function reconcileMachines<R extends MachineColumns>(
-  deps: LifecycleJobsDeps & { readonly pageSize?: number },
+  deps: Omit<LifecycleJobsDeps, 'readiness'> & { readonly pageSize?: number },
   machine: MachineJobHooks<R>,
 ): Promise<void> {
   const { database, clock, compute, log } = deps;

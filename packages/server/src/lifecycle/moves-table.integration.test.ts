@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hetznerDriverOnStandIn } from '../../test/hetzner/driver.js';
 import { expectConformant } from '../../test/hetzner/test-helpers.js';
 import type { TestClient } from '../../test/test-client.js';
+import { STAND_IN_PROBES } from '../../test/test-compute-driver.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
@@ -62,7 +63,7 @@ describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver
   beforeAll(async () => {
     hetzner = driver === 'hetzner' ? await hetznerDriverOnStandIn() : undefined;
     t = await createTestContext(kind, {
-      ...(hetzner && { overrides: { compute: hetzner.driver } }),
+      ...(hetzner && { overrides: { compute: hetzner.driver, machineProbes: STAND_IN_PROBES } }),
     });
     client = t.newClient();
     await signUpUser(client);

@@ -4,6 +4,7 @@ import {
   HetznerComputeDriver,
   type HetznerDriverOptions,
 } from '../../src/adapters/compute/hetzner/hetzner-compute-driver.js';
+import { STAND_IN_PROBES } from '../test-compute-driver.js';
 import { createTestContext, signUpUser, TEST_ENV } from '../test-context.js';
 import type { Conformance } from './conformance.js';
 import { type StandInOptions, startHetznerStandIn } from './stand-in.js';
@@ -55,7 +56,9 @@ export async function hetznerDriverOnStandIn(options: StandInOptions = {}) {
  */
 export async function hetznerTestContext(options: StandInOptions = {}) {
   const hetzner = await hetznerDriverOnStandIn(options);
-  const t = await createTestContext('pglite', { overrides: { compute: hetzner.driver } });
+  const t = await createTestContext('pglite', {
+    overrides: { compute: hetzner.driver, machineProbes: STAND_IN_PROBES },
+  });
   const client = t.newClient();
   await signUpUser(client);
   return {
