@@ -11,6 +11,7 @@ import { IncusComputeDriver } from './incus-compute-driver.js';
 import type { AclRule } from './incus-firewall.js';
 import { alignmentPatch } from './incus-hardening.js';
 import type { Instance, WritableInstance } from './incus-instance.js';
+import { freeAddress } from './incus-instance-spec.js';
 
 // A machine made before the isolation settings (no NIC filtering, no fixed MAC, shared UIDs, the
 // guest API, an ACL letting it out everywhere) is brought in line by the reconciler's driver
@@ -122,7 +123,7 @@ afterAll(async () => {
   await driver?.close();
   client?.close();
   await project?.remove();
-});
+}, 180_000);
 
 describe('machines made before the isolation settings', { timeout: 180_000 }, () => {
   it('run without them at first (the starting point)', async () => {
@@ -186,5 +187,52 @@ describe('machines made before the isolation settings', { timeout: 180_000 }, ()
     expect(await uidBase()).not.toBe(sharedBase);
     expect(alignmentPatch(now, 0.25)).toBeUndefined();
     expect((await driver.getServer(id))?.ipv4).toBe(address);
+  });
+});
+
+describe('a new machine and an address a leftover ACL still names', { timeout: 180_000 }, () => {
+  it('never gets that address (the leftover would give it its rules)', async () => {
+    // The address a placement that asks only instances and leases would pick next...
+    const [instances, leases] = await Promise.all([
+      client.call<Instance[]>('GET', '/1.0/instances', {
+        query: { recursion: '1', 'all-projects': 'true' },
+      }),
+      client.call<{ address: string }[]>('GET', '/1.0/networks/incusbr0/leases'),
+    ]);
+    const used = new Set([
+      ...leases.map((lease) => lease.address),
+      ...instances.map((each) => each.devices?.eth0?.['ipv4.address'] as string),
+    ]);
+    // ...named by a machine's ACL whose instance is gone (left by a crash or another service;
+    // not on the bridge, so it changes no traffic here).
+    const taken = freeAddress('10.77.0.1/24', used) as string;
+    const leftoverId = randomUUID();
+    const newId = randomUUID();
+    await client.call('POST', '/1.0/network-acls', {
+      body: {
+        name: `svc-${leftoverId}`,
+        config: { 'user.svc.machine-id': leftoverId, 'user.svc.project': project.name },
+        egress: [
+          { action: 'allow', state: 'enabled', source: `${taken}/32`, destination: '0.0.0.0/0' },
+        ],
+      },
+    });
+    try {
+      const made = await driver.createServer({
+        id: newId,
+        size: 'small',
+        region: 'eu',
+        image: 'debian-12',
+        bootstrapEnv: {},
+        labels: { managedBy: 'svc-alignment-test', kind: 'plain_vm', plainVmId: newId },
+        userData: buildUserData({ hostname: 'svc-new', defaultUser: 'debian', authorizedKeys: [] }),
+        login: { user: 'debian', authorizedKeys: [] },
+      });
+      expect(made.ipv4).toMatch(/^10\.77\.0\.\d+$/);
+      expect(made.ipv4).not.toBe(taken);
+    } finally {
+      await driver.deleteServer(newId);
+      await client.call('DELETE', `/1.0/network-acls/svc-${leftoverId}`);
+    }
   });
 });

@@ -6,6 +6,12 @@ import { type Instance, instanceBody, type NewInstance } from './incus-instance.
 import { freeAddress, MACHINE_ID_KEY, machineMac } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
+/** What the placement reads of an ACL: a machine's carries its id and its address as source. */
+interface MachineAcl {
+  readonly config?: Record<string, string>;
+  readonly egress?: { readonly source?: string }[];
+}
+
 /** A writer that does not take the lock (an operator) may pin the address picked meanwhile. */
 const ADDRESS_ATTEMPTS = 5;
 
@@ -80,11 +86,13 @@ export class IncusPlacement {
 
   /**
    * Addresses on the bridge already given out: pinned on any instance's NIC, in any project (the
-   * bridge is shared by all), or leased; and the MACs of every instance's NICs, fixed or given by
-   * Incus (`volatile.<nic>.hwaddr`).
+   * bridge is shared by all), leased, or named by any machine's ACL (one whose instance is gone,
+   * until a reconciler removes it, still lets its address out and in: a new machine there would
+   * get its rules); and the MACs of every instance's NICs, fixed or given by Incus
+   * (`volatile.<nic>.hwaddr`).
    */
   async #used(): Promise<{ addresses: Set<string>; macs: ReadonlySet<string | undefined> }> {
-    const [instances, leases] = await Promise.all([
+    const [instances, leases, acls] = await Promise.all([
       this.client.call<Instance[]>('GET', '/1.0/instances', {
         query: { recursion: '1', 'all-projects': 'true' },
       }),
@@ -92,9 +100,16 @@ export class IncusPlacement {
         'GET',
         `/1.0/networks/${this.options.network}/leases`,
       ),
+      this.client.call<MachineAcl[]>('GET', '/1.0/network-acls', {
+        query: { recursion: '1', 'all-projects': 'true' },
+      }),
     ]);
     const addresses = new Set([
       ...leases.map((lease) => lease.address),
+      ...acls
+        .filter((acl) => acl.config?.[MACHINE_ID_KEY] !== undefined)
+        .flatMap((acl) => (acl.egress ?? []).map((rule) => rule.source?.replace(/\/32$/, '')))
+        .filter((address): address is string => Boolean(address)),
       ...instances.flatMap((instance) =>
         Object.values(instance.devices ?? {})
           .map((device) => device['ipv4.address'])
