@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
-import { create as createTar } from 'tar';
-import { readCliBuild } from '../adapters/compute/cli-build.js';
+import { create as createTar, type WriteEntry } from 'tar';
+import { installedMode, readCliBuild } from '../adapters/compute/cli-build.js';
 import { AppError } from '../errors.js';
 import type { AppEnv } from './app-env.js';
 import { wellFormedText } from './well-formed-text.js';
@@ -74,10 +74,17 @@ async function archive(
       await symlink(path.join(build, file.relative), path.join(stage, file.relative));
     // Processes sharing DATA_DIR (PID 1 in each container) must not write the same file.
     const partial = `${final}.partial-${randomUUID()}`;
-    await createTar({ gzip: true, cwd: stage, file: partial, follow: true, portable: true }, [
-      'bin',
-      ...top.map((f) => f.relative),
-    ]);
+    // Modes set here, not taken from this host: a build made under the service's umask 077 is
+    // 0600/0700, and the machine's root extracts them as they are (its gateway runs as `agent`).
+    const onWriteEntry = (entry: WriteEntry) => {
+      // Called once the entry's stat is read, before its header is written.
+      const stat = entry.stat as Stats;
+      stat.mode = (stat.mode & ~0o7777) | installedMode(stat.mode, entry.type === 'Directory');
+    };
+    await createTar(
+      { gzip: true, cwd: stage, file: partial, follow: true, portable: true, onWriteEntry },
+      ['bin', ...top.map((f) => f.relative)],
+    );
     await rename(partial, final);
     // Older builds' archives (tens of MB each): only the newest is served. (Another process's
     // archive in the making is left alone.)

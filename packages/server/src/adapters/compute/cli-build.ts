@@ -5,8 +5,17 @@ import path from 'node:path';
 export interface CliFile {
   readonly relative: string;
   readonly isDirectory: boolean;
+  /** The mode it is installed with (`installedMode`), not the one it has here. */
   readonly mode: number;
 }
+
+/**
+ * A build file's mode on a machine: 0755 for directories and owner-executable files, else 0644.
+ * Never the local one: the service runs with umask 077, so a build it makes itself is 0600/0700,
+ * and installed as root that way the gateway (the `agent` user) could not read it.
+ */
+export const installedMode = (mode: number, isDirectory: boolean): number =>
+  isDirectory || mode & 0o100 ? 0o755 : 0o644;
 
 /** The `svc` build (`packages/cli/dist`): its files, parents first, and a hash of them all. */
 export interface CliBuild {
@@ -24,7 +33,7 @@ export async function readCliBuild(dir: string): Promise<CliBuild | undefined> {
       return {
         relative: path.relative(dir, full).split(path.sep).join('/'),
         isDirectory: entry.isDirectory(),
-        mode: (await stat(full)).mode & 0o777,
+        mode: installedMode((await stat(full)).mode, entry.isDirectory()),
       };
     }),
   );

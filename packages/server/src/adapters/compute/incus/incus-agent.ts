@@ -99,8 +99,9 @@ export async function pushHome(client: IncusClient, instance: string, dir: strin
 }
 
 /**
- * Brings `build` into the instance's /opt/svc, beside the Node binary the image carries. Parent
- * directories sort before their files; directory creation is idempotent in Incus.
+ * Brings `build` into the instance's /opt/svc, beside the Node binary the image carries, root's
+ * with the build's installed modes (readable by all, whatever the umask it was built under).
+ * Parent directories sort before their files; directory creation is idempotent in Incus.
  */
 export async function pushCliBuild(
   client: IncusClient,
