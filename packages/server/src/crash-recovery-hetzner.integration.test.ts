@@ -1,15 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Agent } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crashScenario } from '../test/crash-scenario.js';
 import { hetznerEnv } from '../test/hetzner/driver.js';
+import { enrollingGateways } from '../test/hetzner/enrolling-gateways.js';
 import { type HetznerStandIn, startHetznerStandIn } from '../test/hetzner/stand-in.js';
 import { conformanceOrWarn, expectConformant } from '../test/hetzner/test-helpers.js';
 import { freePort, startService, stopService } from '../test/service-process.js';
+import { TEST_ENV } from '../test/test-context.js';
 import { waitFor } from '../test/wait.js';
 
 // The crash-recovery scenario on the hetzner driver, against the stand-in of Hetzner Cloud: moves
@@ -33,9 +35,9 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     const conformance = await conformanceOrWarn();
     standIn = await startHetznerStandIn({ ...(conformance && { conformance }) });
     const stand = standIn;
-    // An Agent runs once its gateway answers (port 8443 of its address): every server gets this
-    // host's loopback address, where one listener answers the gateways' health checks.
-    gateways = await answeringGateways();
+    // An Agent runs once its gateway answers (port 8443 of its address, over TLS): every server
+    // gets this host's loopback address, where one listener enrolls and answers as each gateway.
+    gateways = await enrollingGateways(Buffer.from(TEST_ENV.HMAC_KEY, 'base64'));
     for (let i = 0; i < 100; i += 1) stand.pinNextIpv4('127.0.0.1');
     dataDir = await mkdtemp(path.join(tmpdir(), 'svc-crash-hetzner-'));
     const port = await freePort();
@@ -129,16 +131,3 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     expectConformant(conformance);
   }, 420_000);
 });
-
-/** Answers `/_svc/health` on 127.0.0.1:8443 as every Agent's gateway would (fails if taken). */
-async function answeringGateways(): Promise<Server> {
-  const server = createServer((req, res) => {
-    res.writeHead(req.url === '/_svc/health' ? 200 : 404, { 'content-type': 'application/json' });
-    res.end('{"status":"ok"}');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(8443, '127.0.0.1', resolve);
-  });
-  return server;
-}

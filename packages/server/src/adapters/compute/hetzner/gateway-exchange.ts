@@ -125,7 +125,11 @@ export async function gatewayExchange(
   });
 }
 
-/** Asks until the gateway answers at all (the server booted and cloud-init ran). */
+/**
+ * Tries `attempt` until it succeeds or `waitMs` has passed: a server still booting refuses or
+ * drops connections, and a clone may still serve its source's key and enrollment key until its
+ * first boot has made its own. Then the last failure is said.
+ */
 export async function awaitGateway<T>(
   attempt: () => Promise<T>,
   address: string,
@@ -136,10 +140,11 @@ export async function awaitGateway<T>(
     try {
       return await attempt();
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const notYet = code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT';
-      if (!notYet && !/did not answer/.test(String(error))) throw error;
-      if (Date.now() > until) throw new Error(`the gateway at ${address} did not answer in time`);
+      if (Date.now() > until) {
+        throw new Error(
+          `the gateway at ${address} was not ready in time: ${(error as Error).message}`,
+        );
+      }
       await sleep(3_000);
     }
   }
