@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CHARGE_RATE,
   canApply,
+  HAS_SERVER,
   isTransient,
   type MachineAction,
   MachineState,
   MOVES,
   PROVISION_MOVE,
+  SETTLED,
+  statesWhere,
+  TAKES_TOKEN_PUSH,
 } from './lifecycle.js';
 
 // The Moves table of docs/reference.md, row by row, written out here rather than read from the
@@ -52,5 +57,27 @@ describe('the lifecycle table', () => {
     expect(MachineState.options.filter(isTransient).sort()).toEqual(
       ['destroying', 'provisioning', 'restarting', 'starting', 'stopping'].sort(),
     );
+  });
+});
+
+describe('the state groupings', () => {
+  it('lists each grouping as the reference names it', () => {
+    expect(statesWhere(SETTLED)).toEqual(['running', 'stopped']);
+    expect(statesWhere(HAS_SERVER)).toEqual([
+      'running',
+      'stopping',
+      'stopped',
+      'starting',
+      'restarting',
+    ]);
+    expect(statesWhere(TAKES_TOKEN_PUSH)).toEqual([
+      'running',
+      'stopping',
+      'stopped',
+      'starting',
+      'restarting',
+      'error',
+    ]);
+    expect(CHARGE_RATE).toMatchObject({ running: 'running', stopped: 'paused', error: null });
   });
 });

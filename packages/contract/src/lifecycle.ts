@@ -52,26 +52,93 @@ export const MOVES: Readonly<Record<MachineMoveAction, MachineMove>> = {
 /** Creation: `provisioning` until the server is up, then `running`. */
 export const PROVISION_MOVE = { via: 'provisioning', done: 'running' } as const;
 
+/**
+ * Groupings of the states, each a table over every state: a new state does not compile until
+ * each grouping says where it belongs. `statesWhere` lists a grouping's members.
+ */
+export type StateGrouping = Readonly<Record<MachineState, boolean>>;
+
+/** The states of `grouping`, in `MachineState`'s order. */
+export const statesWhere = (grouping: StateGrouping): MachineState[] =>
+  MachineState.options.filter((state) => grouping[state]);
+
 /** A machine no job is working on and that has a server: where changes are accepted. */
-const SETTLED: readonly MachineState[] = ['running', 'stopped'];
+export const SETTLED = {
+  provisioning: false,
+  running: true,
+  stopping: false,
+  stopped: true,
+  starting: false,
+  restarting: false,
+  destroying: false,
+  error: false,
+} as const satisfies StateGrouping;
+
+/** A machine whose server exists and stays while it is in the state (its firewall can change). */
+export const HAS_SERVER = {
+  provisioning: false,
+  running: true,
+  stopping: true,
+  stopped: true,
+  starting: true,
+  restarting: true,
+  destroying: false,
+  error: false,
+} as const satisfies StateGrouping;
+
+/**
+ * A machine that takes a new token pushed to it now: not one being made (it gets the token
+ * then) nor one being removed.
+ */
+export const TAKES_TOKEN_PUSH = {
+  provisioning: false,
+  running: true,
+  stopping: true,
+  stopped: true,
+  starting: true,
+  restarting: true,
+  destroying: false,
+  error: true,
+} as const satisfies StateGrouping;
+
+/**
+ * The rate a metered machine is charged at in each state (docs/billing.md): `running` while it
+ * runs or a move keeps its server busy, `paused` while stopped (its server still holds a disk and
+ * an address), nothing while provisioning, destroying or in error.
+ */
+export const CHARGE_RATE = {
+  provisioning: null,
+  running: 'running',
+  stopping: 'running',
+  stopped: 'paused',
+  starting: 'running',
+  restarting: 'running',
+  destroying: null,
+  error: null,
+} as const satisfies Readonly<Record<MachineState, 'running' | 'paused' | null>>;
+
+const SETTLED_STATES = statesWhere(SETTLED);
 
 /** The states each immediate change accepts. */
 export const CHANGES: Readonly<Record<MachineChangeAction, readonly MachineState[]>> = {
-  changeBilling: SETTLED,
-  transfer: SETTLED,
-  clone: SETTLED,
+  changeBilling: SETTLED_STATES,
+  transfer: SETTLED_STATES,
+  clone: SETTLED_STATES,
   // A gateway ticket into the Agent's editor and terminal.
   open: ['running'],
 };
 
 /** States a job is working on; the dashboard polls while a machine is in one. */
-export const TRANSIENT_STATES: readonly MachineState[] = [
-  'provisioning',
-  'starting',
-  'stopping',
-  'restarting',
-  'destroying',
-];
+export const TRANSIENT = {
+  provisioning: true,
+  running: false,
+  stopping: true,
+  stopped: false,
+  starting: true,
+  restarting: true,
+  destroying: true,
+  error: false,
+} as const satisfies StateGrouping;
 
 /** The states `action` accepts. */
 export function acceptingStates(action: MachineAction): readonly MachineState[] {
@@ -89,4 +156,4 @@ export function canApply(action: MachineAction, state: MachineState): boolean {
   return acceptingStates(action).includes(state);
 }
 
-export const isTransient = (state: MachineState): boolean => TRANSIENT_STATES.includes(state);
+export const isTransient = (state: MachineState): boolean => TRANSIENT[state];

@@ -1,3 +1,4 @@
+import { TAKES_TOKEN_PUSH } from '@svc/contract';
 import { z } from 'zod';
 import type { AdoptionService } from '../bundles/adoption.service.js';
 import type { AgentRow } from '../db/schema.js';
@@ -49,9 +50,9 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       // Whatever the generation was when this was enqueued, the current one is what lands: of
       // two pushes running in either order, the machine ends up with the newest token.
       const agent = await repo.findAgent(deps.database.db, agentId);
-      if (!agent || agent.provider !== deps.compute.name || agent.state === 'destroying') return;
-      // A machine being made or moved gets the token then; a failure here is retried.
-      if (agent.state === 'provisioning') return;
+      // A machine being made gets the token then, one being removed none; a failure here is
+      // retried.
+      if (!agent || agent.provider !== deps.compute.name || !TAKES_TOKEN_PUSH[agent.state]) return;
       await deps.compute.setBootstrapEnv(agentId, deps.bootstrapEnv(agent));
     },
   }),

@@ -1,4 +1,12 @@
-import type { Cohort, InvoiceLine, MachineState, Product, Region, Size } from '@svc/contract';
+import {
+  CHARGE_RATE,
+  type Cohort,
+  type InvoiceLine,
+  MachineState,
+  type Product,
+  type Region,
+  type Size,
+} from '@svc/contract';
 import type { Prices } from './price-book.js';
 
 /**
@@ -39,22 +47,14 @@ export interface HeldSlot {
   readonly removedAt: Date | null;
 }
 
-export type Rate = 'running' | 'paused';
+export type Rate = NonNullable<(typeof CHARGE_RATE)[MachineState]>;
 
-/** The rate a state is charged at; null for states charged nothing. */
-const RATE_OF_STATE: Readonly<Partial<Record<MachineState, Rate>>> = {
-  running: 'running',
-  stopping: 'running',
-  starting: 'running',
-  restarting: 'running',
-  stopped: 'paused',
-};
-
+/** The rate a state is charged at; null for states charged nothing (the contract's table). */
 export const rateOfState = (state: string): Rate | null =>
-  RATE_OF_STATE[state as MachineState] ?? null;
+  state in CHARGE_RATE ? CHARGE_RATE[state as MachineState] : null;
 
 /** The states charged for (at some rate). */
-export const CHARGED_STATES = Object.keys(RATE_OF_STATE) as MachineState[];
+export const CHARGED_STATES = MachineState.options.filter((state) => CHARGE_RATE[state] !== null);
 
 /** A window of time, as whole seconds since the epoch: `[from, to)`. */
 export interface Window {

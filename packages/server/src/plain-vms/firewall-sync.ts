@@ -1,6 +1,12 @@
 import { setTimeout } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
-import type { FirewallRule, MachineState } from '@svc/contract';
+import {
+  type FirewallRule,
+  HAS_SERVER as HAS_SERVER_STATE,
+  type MachineState,
+  SETTLED as SETTLED_STATE,
+  statesWhere,
+} from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import type { Database } from '../db/database.js';
@@ -17,16 +23,10 @@ import * as repo from './plain-vms.repo.js';
 export const FIREWALL_LEASE_MS = 2 * 60_000;
 
 /** States in which the VM has a server whose firewall can change. */
-export const HAS_SERVER: readonly MachineState[] = [
-  'running',
-  'stopped',
-  'starting',
-  'stopping',
-  'restarting',
-];
+export const HAS_SERVER: readonly MachineState[] = statesWhere(HAS_SERVER_STATE);
 
 /** States the reconciler checks: no lifecycle job is working on the server. */
-const SETTLED: readonly MachineState[] = ['running', 'stopped'];
+export const SETTLED: readonly MachineState[] = statesWhere(SETTLED_STATE);
 
 /**
  * How long a PUT waits for a lease someone else holds (the reconciler's check of one VM, or a
