@@ -45,6 +45,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRUSTED_PROXY_HOPS: '0' })).toThrow(/TRUSTED_PROXY_HOPS/);
   });
 
+  it('reads which header the proxies write the client address to, X-Forwarded-For by default', () => {
+    expect(loadConfig({}).config.http.trustProxyHeader).toBe('x-forwarded-for');
+    const { config } = loadConfig({ TRUST_PROXY: 'true', TRUST_PROXY_HEADER: 'forwarded' });
+    expect(config.http.trustProxyHeader).toBe('forwarded');
+    expect(() => loadConfig({ TRUST_PROXY_HEADER: 'x-real-ip' })).toThrow(/TRUST_PROXY_HEADER/);
+  });
+
   it('uses PostgreSQL when DATABASE_URL is set and marks HTTPS public URLs for secure cookies', () => {
     const { config } = loadConfig({
       DATABASE_URL: 'postgres://u@h:5432/db',

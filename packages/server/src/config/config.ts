@@ -96,6 +96,9 @@ export interface ProviderEndpoints {
   readonly urls: Readonly<Record<string, string>>;
 }
 
+/** The header trusted proxies write the client address to (`TRUST_PROXY_HEADER`). */
+export type ProxyHeader = Env['TRUST_PROXY_HEADER'];
+
 /** The service's configuration: nested, read-only and free of secrets, so it is safe to log. */
 export interface Config {
   readonly env: Env['NODE_ENV'];
@@ -108,11 +111,13 @@ export interface Config {
     readonly publicUrl: string;
     /** Cookies get `Secure` when the public URL is HTTPS. */
     readonly secureCookies: boolean;
-    /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it). */
+    /** Take the client address from `trustProxyHeader` (only behind a proxy that sets it). */
     readonly trustProxy: boolean;
+    /** `TRUST_PROXY_HEADER`: `X-Forwarded-For` or RFC 7239's `Forwarded`, whichever the proxies write. */
+    readonly trustProxyHeader: ProxyHeader;
     /**
-     * With `trustProxy`: how many proxies of the operator's append to `X-Forwarded-For`. The client
-     * is the entry that many from the right; entries left of it are whatever the client sent.
+     * With `trustProxy`: how many proxies of the operator's append to that header. The client is
+     * the entry that many from the right; entries left of it are whatever the client sent.
      */
     readonly trustedProxyHops: number;
     /**
@@ -252,6 +257,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       publicUrl,
       secureCookies: publicUrl.startsWith('https:'),
       trustProxy: env.TRUST_PROXY,
+      trustProxyHeader: env.TRUST_PROXY_HEADER,
       trustedProxyHops: env.TRUSTED_PROXY_HOPS,
       // Without AGENT_DOMAIN, Agents are subdomains of the public URL's host.
       agentOrigin: env.AGENT_DOMAIN

@@ -61,7 +61,12 @@ export const EnvSchema = z.object({
       .optional(),
   ),
   TRUST_PROXY: boolean,
-  /** How many proxies in front of the service append to `X-Forwarded-For` (with TRUST_PROXY). */
+  /**
+   * The one header the proxies write the client address to (with TRUST_PROXY): the other is
+   * whatever the client sent, so it is never read for the address.
+   */
+  TRUST_PROXY_HEADER: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
+  /** How many proxies in front of the service append to TRUST_PROXY_HEADER (with TRUST_PROXY). */
   TRUSTED_PROXY_HOPS: integer(1, 1, 10),
   DASHBOARD_DIR: optional,
   ENCRYPTION_KEYS: optional,

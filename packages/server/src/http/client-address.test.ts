@@ -51,8 +51,12 @@ describe('clientAddress', () => {
     expect(await addressOf(oneHop, '2001:db8::1')).toBe('2001:db8::1');
   });
 
-  it('reads RFC 7239 Forwarded where a proxy writes only that, X-Forwarded-For first', async () => {
-    const oneHop = { trustProxy: true, trustedProxyHops: 1 };
+  it('reads RFC 7239 Forwarded with TRUST_PROXY_HEADER=forwarded', async () => {
+    const oneHop = {
+      trustProxy: true,
+      trustProxyHeader: 'forwarded',
+      trustedProxyHops: 1,
+    } as const;
     const forwarded = (value: string) => addressWith(oneHop, { forwarded: value });
     expect(await forwarded('for=203.0.113.7')).toBe('203.0.113.7');
     expect(await forwarded('for=10.0.0.1, for=203.0.113.7;proto=https')).toBe('203.0.113.7');
@@ -60,8 +64,27 @@ describe('clientAddress', () => {
     expect(await forwarded('for="[2001:db8::1]:4711"')).toBe('2001:db8::1');
     expect(await forwarded('for=_hidden')).toBe(PEER);
     expect(await forwarded('for=unknown')).toBe(PEER);
+    expect(
+      await addressWith({ ...oneHop, trustProxy: false }, { forwarded: 'for=203.0.113.7' }),
+    ).toBe(PEER);
+  });
+
+  it('reads only the header the proxies write: a client cannot name itself in the other', async () => {
     const both = { 'x-forwarded-for': '198.51.100.4', forwarded: 'for=203.0.113.7' };
-    expect(await addressWith(oneHop, both)).toBe('198.51.100.4');
-    expect(await addressWith({ trustProxy: false, trustedProxyHops: 1 }, both)).toBe(PEER);
+    // Behind a proxy that writes only Forwarded, X-Forwarded-For is the client's own.
+    const standard = {
+      trustProxy: true,
+      trustProxyHeader: 'forwarded',
+      trustedProxyHops: 1,
+    } as const;
+    expect(await addressWith(standard, both)).toBe('203.0.113.7');
+    expect(await addressWith(standard, { 'x-forwarded-for': '198.51.100.4' })).toBe(PEER);
+    // And the other way round (the default).
+    const legacy = { trustProxy: true, trustedProxyHops: 1 };
+    expect(await addressWith(legacy, both)).toBe('198.51.100.4');
+    expect(await addressWith(legacy, { forwarded: 'for=203.0.113.7' })).toBe(PEER);
+    expect(await addressWith({ ...legacy, trustProxyHeader: 'x-forwarded-for' }, both)).toBe(
+      '198.51.100.4',
+    );
   });
 });
