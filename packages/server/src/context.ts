@@ -200,7 +200,7 @@ export async function createContext(
     },
   });
   const edgeRoutes = createEdgeRoutes({ database, compute, clock });
-  const gateways = createGatewayConnector();
+  const gateways = createGatewayConnector(secrets.gatewayCa);
   const probes = overrides.machineProbes ?? { agent: gatewayProbe(gateways), plainVm: sshProbe };
   const readiness = (probe: ServerProbe) => ({
     probe,

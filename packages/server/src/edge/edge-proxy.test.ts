@@ -94,7 +94,7 @@ describe('the edge proxy', () => {
     table.set('bot-a1b2c3', {
       kind: 'route',
       agentId: 'a',
-      target: { host: '127.0.0.1', port: gatewayPort },
+      target: { host: '127.0.0.1', port: gatewayPort, machineId: 'a', tls: false },
     });
     table.set('off-a1b2c3', { kind: 'not_running', state: 'stopped' });
     // A port nothing listens on: bound, then released.
@@ -104,7 +104,7 @@ describe('the edge proxy', () => {
     table.set('gone-a1b2c3', {
       kind: 'route',
       agentId: 'b',
-      target: { host: '127.0.0.1', port: closedPort },
+      target: { host: '127.0.0.1', port: closedPort, machineId: 'b', tls: false },
     });
 
     edge = createEdgeProxy({

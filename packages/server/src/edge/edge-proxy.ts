@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Agent, ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
@@ -63,7 +63,6 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
   const { routes, log } = options;
   const subdomainOf = agentHostMatcher(options.agentOrigin.domain, options.publicUrl);
   const dashboardUrl = `${options.publicUrl}/dashboard/`;
-  const { agent } = options.gateways;
   const targetUrl = (target: EdgeTarget) => options.gateways.url(target);
   const proxy = createProxyServer({ proxyTimeout: IDLE_TIMEOUT_MS });
   const upgraded = new WeakSet<Duplex>();
@@ -96,7 +95,7 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
   /** The route for the request's host, or the page to answer instead. */
   async function routeFor(
     req: IncomingMessage,
-  ): Promise<{ subdomain: string; target: EdgeTarget } | EdgePage> {
+  ): Promise<{ subdomain: string; target: EdgeTarget; agent: Agent } | EdgePage> {
     const subdomain = subdomainOf(req.headers.host) as string;
     let resolution: EdgeResolution;
     try {
@@ -108,7 +107,17 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
     if (resolution.kind === 'unknown') return UNKNOWN_AGENT;
     if (resolution.kind === 'not_running') return notRunning(resolution.state);
     if (resolution.kind === 'unreachable') return UNREACHABLE;
-    return { subdomain, target: resolution.target };
+    try {
+      return {
+        subdomain,
+        target: resolution.target,
+        agent: options.gateways.agentFor(resolution.target),
+      };
+    } catch (err) {
+      // A TLS gateway, and no gateway CA to reach it with (a misconfigured service).
+      log.error({ err, subdomain }, 'edge cannot connect to the gateway');
+      return UNREACHABLE;
+    }
   }
 
   /** A connection that never reached the gateway drops the route: the next request looks again. */
@@ -126,7 +135,8 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
         if (res.destroyed) return;
         if ('status' in route) return sendPage(res, route, dashboardUrl);
         forwardedHeaders(req);
-        proxy.web(req, res, { target: targetUrl(route.target), agent }, (err, _req, out) => {
+        const target = { target: targetUrl(route.target), agent: route.agent };
+        proxy.web(req, res, target, (err, _req, out) => {
           failed(route.subdomain, err);
           const response = out as ServerResponse;
           if (response.destroyed) return;
@@ -146,7 +156,9 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
         if (socket.destroyed) return;
         if ('status' in route) return sendPageOnSocket(socket, route, dashboardUrl);
         forwardedHeaders(req);
-        proxy.ws(req, socket, head, { target: targetUrl(route.target) }, (err) => {
+        // Through the same agent: a TLS gateway is asked for by its machine's name.
+        const target = { target: targetUrl(route.target), agent: route.agent };
+        proxy.ws(req, socket, head, target, (err) => {
           failed(route.subdomain, err);
           // Before the gateway's 101 the client still waits for an HTTP answer; after it, the
           // library closes the tunnel.

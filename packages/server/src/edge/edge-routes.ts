@@ -8,6 +8,10 @@ import type { Database } from '../db/database.js';
 export interface EdgeTarget {
   readonly host: string;
   readonly port: number;
+  /** The machine whose certificate the gateway must show (over TLS). */
+  readonly machineId: string;
+  /** Reached over TLS (cloud drivers); the local driver's loopback gateways speak plain HTTP. */
+  readonly tls: boolean;
 }
 
 /** What a subdomain leads to right now. */
@@ -24,7 +28,12 @@ export type EdgeResolution =
  * into `running` waits for an answer there too (`agents.jobs.ts`).
  */
 export const gatewayTarget = (server: ServerInfo | undefined): EdgeTarget | undefined =>
-  server?.gateway && { host: server.gateway.host, port: server.gateway.port };
+  server?.gateway && {
+    host: server.gateway.host,
+    port: server.gateway.port,
+    machineId: server.id,
+    tls: server.gateway.tls === true,
+  };
 
 /**
  * How long a route is used without asking the database again. Short, because another process

@@ -1,7 +1,10 @@
 import { Agent, request } from 'node:http';
+import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { GATEWAY_PREFIX } from '@svc/contract/gateway-ticket';
+import { gatewayServerName } from '@svc/contract/gateway-tls';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
+import type { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
 import { type EdgeTarget, gatewayTarget } from './edge-routes.js';
 
 /**
@@ -10,23 +13,69 @@ import { type EdgeTarget, gatewayTarget } from './edge-routes.js';
  * (`gatewayAnswers`), so a gateway counted as answering was reached the way the edge reaches it.
  */
 export interface GatewayConnector {
-  /** The connections to gateways (kept alive, reused by the edge's requests). */
-  readonly agent: Agent;
+  /**
+   * The connections to the gateway at `target` (kept alive, reused by the edge's requests): over
+   * TLS for a cloud machine, trusting the service's CA alone, asking for the machine's own name
+   * and showing the service's client certificate; plain HTTP on loopback for the local driver.
+   */
+  agentFor(target: EdgeTarget): Agent;
   /** The origin the edge sends a gateway's requests to. */
   url(target: EdgeTarget): string;
   /** Ends the idle connections (at shutdown). */
   close(): void;
 }
 
-export function createGatewayConnector(): GatewayConnector {
+/** At most this many machines' TLS connection pools are kept; past it the oldest goes. */
+const MAX_TLS_AGENTS = 10_000;
+
+/** `ca`: the gateway CA (`Secrets.gatewayCa`, ready); without it TLS gateways cannot be reached. */
+export function createGatewayConnector(ca?: GatewayCa): GatewayConnector {
   // Idle connections to gateways are reused; Node closes them by the gateway's keep-alive hint.
   const agent = new Agent({ keepAlive: true });
-  return { agent, url: gatewayUrl, close: () => agent.destroy() };
+  // One pool per machine: its name is the agent's `servername`, which the certificate must carry
+  // (left to itself, Node would ask for the Agent's own host, from the `Host` header).
+  const tlsAgents = new Map<string, { agent: TlsAgent; cert: string }>();
+  function agentFor(target: EdgeTarget): Agent {
+    if (!target.tls) return agent;
+    if (!ca) throw new Error('no gateway CA: this service cannot reach TLS gateways');
+    const client = ca.clientCredentials();
+    const known = tlsAgents.get(target.machineId);
+    tlsAgents.delete(target.machineId);
+    // A renewed client certificate starts new pools; the old ones' connections end by themselves.
+    if (known && known.cert === client.cert) {
+      tlsAgents.set(target.machineId, known);
+      return known.agent;
+    }
+    if (tlsAgents.size >= MAX_TLS_AGENTS) {
+      const [oldest] = tlsAgents.keys();
+      tlsAgents.get(oldest as string)?.agent.destroy();
+      tlsAgents.delete(oldest as string);
+    }
+    const made = new TlsAgent({
+      keepAlive: true,
+      ca: ca.cert,
+      cert: client.cert,
+      key: client.key,
+      servername: gatewayServerName(target.machineId),
+      minVersion: 'TLSv1.3',
+    });
+    tlsAgents.set(target.machineId, { agent: made, cert: client.cert });
+    return made;
+  }
+  return {
+    agentFor,
+    url: gatewayUrl,
+    close: () => {
+      agent.destroy();
+      for (const entry of tlsAgents.values()) entry.agent.destroy();
+      tlsAgents.clear();
+    },
+  };
 }
 
 function gatewayUrl(target: EdgeTarget): string {
   const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
-  return `http://${host}:${target.port}`;
+  return `${target.tls ? 'https' : 'http'}://${host}:${target.port}`;
 }
 
 /**
@@ -40,7 +89,15 @@ export function gatewayAnswers(
 ): Promise<boolean> {
   return new Promise((resolve) => {
     const health = `${connector.url(target)}${GATEWAY_PREFIX}/health`;
-    const req = request(health, { agent: connector.agent, signal }, (res) => {
+    const send = target.tls ? tlsRequest : request;
+    let agent: Agent;
+    try {
+      agent = connector.agentFor(target);
+    } catch {
+      // No CA to reach a TLS gateway with: nothing answers this service there.
+      return resolve(false);
+    }
+    const req = send(health, { agent, signal }, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
