@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
+import { runningPlainVmWithKey } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
@@ -95,28 +96,8 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
     ssh(port, 'debian', key.file, command, outside.hostAddress, outside.netns);
 
   it('reaches the VM at the public address and port the API reports; its firewall decides by the client address', async () => {
-    const keyId = (
-      await client.post('/api/vault', { type: 'ssh_key', label: 'laptop', value: key.publicLine })
-    ).body.id;
-    const created = await client.post('/api/plain-vms', {
-      name: 'outside-box',
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: false, vaultEntryIds: [keyId] },
-    });
-    expect(created.status).toBe(201);
-    const id = (created.body as PlainVm).id;
-    const vm = await waitFor(
-      async () => {
-        const current = (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
-        return ['running', 'error'].includes(current.status) && current;
-      },
-      90_000,
-      'running',
-    );
-    expect(vm.status, `status reason: ${vm.statusReason}`).toBe('running');
+    const vm = await runningPlainVmWithKey(client, 'outside-box', key.publicLine);
+    const { id } = vm;
     expect(vm.ssh?.host).toBe(outside.hostAddress);
     const port = vm.ssh?.port as number;
     expect(port).toBeGreaterThanOrEqual(PORTS.first);

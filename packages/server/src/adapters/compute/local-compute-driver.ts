@@ -157,12 +157,22 @@ export class LocalComputeDriver implements ComputeDriver {
     // Running means reachable: up once its own SSH server or gateway listens. Whatever else
     // answers there (a process that bound the port since it was checked) is not the machine.
     const pid = record.pid;
-    if (port) {
-      await waitForOwnListener(port, pid, () => isOurs(pid, id)).catch((error: Error) => {
-        throw new Error(`machine ${id} did not start: ${error.message}`);
-      });
+    try {
+      if (port) {
+        await waitForOwnListener(port, pid, () => isOurs(pid, id)).catch((error: Error) => {
+          throw new Error(`machine ${id} did not start: ${error.message}`);
+        });
+      }
+      if (!isOurs(pid, id)) throw new Error(`machine ${id} exited while starting`);
+    } catch (error) {
+      // Not started: its process (alive but not listening, or gone) is stopped and the record
+      // says off, so a retry starts it anew with the listener check instead of trusting `running`.
+      await stopProcess(pid, id);
+      delete record.pid;
+      record.status = 'off';
+      await this.#write(record);
+      throw error;
     }
-    if (!isOurs(pid, id)) throw new Error(`machine ${id} exited while starting`);
   }
 
   powerOff(id: string): Promise<void> {

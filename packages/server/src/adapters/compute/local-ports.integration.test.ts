@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { waitFor } from '../../../test/wait.js';
 import { createLogger } from '../../logger.js';
 import type { CreateServerSpec } from './compute-driver.js';
 import { LocalComputeDriver } from './local-compute-driver.js';
-import { listensOn, PortReservations } from './local-ports.js';
+import { listensOn, MACHINE_PORTS, PortReservations } from './local-ports.js';
 
 const log = createLogger({ logLevel: 'silent' });
 
@@ -22,15 +22,6 @@ const plainVm = (): CreateServerSpec => ({
   login: { user: 'ubuntu', authorizedKeys: [] },
   firewall: [],
 });
-
-/** A loopback port nothing listens on now (the kernel's pick). */
-const unusedPort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 const listen = (port: number) =>
   new Promise<Server>((resolve, reject) => {
@@ -48,25 +39,38 @@ const canBind = (port: number) =>
     () => false,
   );
 
+/**
+ * Two neighbouring ports of the machines' range that nothing listens on now. Not the kernel's
+ * pick: that is in its ephemeral range, where any outgoing connection may take it meanwhile.
+ */
+async function unusedPorts(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = MACHINE_PORTS.from + randomInt(MACHINE_PORTS.to - MACHINE_PORTS.from);
+    if ((await canBind(port)) && (await canBind(port + 1))) return port;
+  }
+  throw new Error('no two free ports in the machines’ range');
+}
+
 const recordOf = async (driver: LocalComputeDriver, id: string) =>
   JSON.parse(await readFile(path.join(driver.root, id, 'machine.json'), 'utf8')) as {
     pid?: number;
     sshPort: number;
+    status: string;
   };
 
 /**
  * Two services on one host (different DATA_DIRs, as two test processes have) whose machines'
- * ports are drawn from a range of one port: what the host-wide reservations must keep apart.
+ * ports are drawn from a range of two ports: what the host-wide reservations must keep apart.
  */
 describe('local machines’ ports', () => {
   let work: string;
-  let port: number;
+  let ports: readonly [number, number];
   let reservations: PortReservations;
   const drivers: LocalComputeDriver[] = [];
   const driver = (name: string) => {
     const made = new LocalComputeDriver(path.join(work, name, 'machines'), log, {
       reservations,
-      ports: { from: port, to: port },
+      ports: { from: ports[0], to: ports[1] },
     });
     drivers.push(made);
     return made;
@@ -75,7 +79,8 @@ describe('local machines’ ports', () => {
   beforeAll(async () => {
     work = await mkdtemp(path.join(tmpdir(), 'svc-local-ports-'));
     reservations = new PortReservations(path.join(work, 'reservations'));
-    port = await unusedPort();
+    const first = await unusedPorts();
+    ports = [first, first + 1];
   });
   afterAll(async () => {
     for (const each of drivers) {
@@ -88,13 +93,14 @@ describe('local machines’ ports', () => {
     const first = driver('first');
     const second = driver('second');
     const a = await first.createServer(plainVm());
-    expect(a.ssh?.port).toBe(port);
+    const port = a.ssh?.port as number;
+    expect(ports).toContain(port);
     await first.powerOff(a.id);
 
-    // While `a` is off its port is free to bind, but it is still `a`'s.
+    // While `a` is off its port is free to bind, but it is still `a`'s: `b` gets the other.
     await waitFor(() => canBind(port), 10_000, 'the port free to bind');
     const b = await second.createServer(plainVm());
-    expect(b.ssh?.port).not.toBe(port);
+    expect(b.ssh?.port).toBe(ports.find((each) => each !== port));
     await first.powerOn(a.id);
     expect(listensOn((await recordOf(first, a.id)).pid as number, port)).toBe(true);
 
@@ -108,28 +114,35 @@ describe('local machines’ ports', () => {
 
   it('takes over a reservation whose process and machine are gone, never a live one', async () => {
     const third = driver('third');
-    const file = path.join(reservations.dir, String(port));
+    const [firstFile, secondFile] = ports.map((each) => path.join(reservations.dir, String(each)));
+    // A live process's reservation of a machine without a record yet (being made) is kept.
+    const making = (file: string) =>
+      writeFile(
+        file,
+        JSON.stringify({ machine: path.join(work, 'making', 'y'), pid: process.pid }),
+      );
     // A process that reserved the port and died before writing its machine's record.
     const dead = spawnSync('true').pid as number;
-    await writeFile(file, JSON.stringify({ machine: path.join(work, 'gone', 'x'), pid: dead }));
+    await writeFile(
+      firstFile,
+      JSON.stringify({ machine: path.join(work, 'gone', 'x'), pid: dead }),
+    );
+    await making(secondFile);
     const taken = await third.createServer(plainVm());
-    expect(taken.ssh?.port).toBe(port);
+    expect(taken.ssh?.port).toBe(ports[0]);
     await third.deleteServer(taken.id);
 
-    // A live process's reservation of a machine without a record yet (being made) is kept.
-    await writeFile(
-      file,
-      JSON.stringify({ machine: path.join(work, 'making', 'y'), pid: process.pid }),
-    );
-    const other = await third.createServer(plainVm());
-    expect(other.ssh?.port).not.toBe(port);
-    await third.deleteServer(other.id);
-    await rm(file);
+    // With both held by machines being made, the range has no port left.
+    await making(firstFile);
+    await expect(third.createServer(plainVm())).rejects.toThrow(/no free loopback port/);
+    await rm(firstFile);
+    await rm(secondFile);
   }, 60_000);
 
   it('is not running when another process answers on its port: the supervisor checks the listener is its own', async () => {
     const fourth = driver('fourth');
     const vm = await fourth.createServer(plainVm());
+    const port = vm.ssh?.port as number;
     await fourth.powerOff(vm.id);
     // Another process binds the port between the check that it is free and the machine's own
     // bind: as soon as the machine's process is started (its pid in the record).
@@ -142,13 +155,37 @@ describe('local machines’ ports', () => {
     }
     try {
       await expect(starting).rejects.toThrow(/did not start|exited while starting/);
+      // Not started: off, its process stopped, so a retry starts it again rather than taking
+      // the record's word.
+      const failed = await recordOf(fourth, vm.id);
+      expect(failed).toMatchObject({ status: 'off' });
+      expect(failed.pid).toBeUndefined();
+      expect((await fourth.listServers({})).find((s) => s.id === vm.id)?.status).toBe('off');
     } finally {
       await new Promise((resolve) => impostor?.close(resolve));
     }
-    // Once the port is free again the supervisor's restart brings the machine itself up.
-    await fourth.supervise();
+    // Once the port is free again a retry brings the machine itself up.
+    await fourth.powerOn(vm.id);
     const { pid } = await recordOf(fourth, vm.id);
     expect(listensOn(pid as number, port)).toBe(true);
     await fourth.deleteServer(vm.id);
+  }, 60_000);
+
+  it('come from the range in order when random draws miss, never from the kernel’s ephemeral ones', async () => {
+    // Every port of a range of 10,000 reserved by machines being made, but its last.
+    const range = { from: 21_000, to: 30_999 };
+    let free = range.to;
+    while (!(await canBind(free))) free -= 1;
+    const own = new PortReservations(path.join(work, 'crowded'));
+    await own.claim(range.from, path.join(work, 'crowded-0'));
+    await Promise.all(
+      Array.from({ length: free - range.from - 1 }, (_, i) =>
+        writeFile(
+          path.join(own.dir, String(range.from + 1 + i)),
+          JSON.stringify({ machine: path.join(work, `crowded-${i + 1}`), pid: process.pid }),
+        ),
+      ),
+    );
+    expect(await own.reserve(path.join(work, 'last'), range)).toBe(free);
   }, 60_000);
 });

@@ -37,18 +37,18 @@ export class PortReservations {
 
   /**
    * A port reserved for the machine in `machineDir` that nothing listens on now: drawn from
-   * `range`, else (all tried were taken) one the kernel picks, reserved just the same.
+   * `range`, else (all tried were taken) the first free one of `range` in order. Never one the
+   * kernel picks: that is in its ephemeral range, where any outgoing connection may take it.
    */
   async reserve(machineDir: string, range: PortRange = MACHINE_PORTS): Promise<number> {
     for (let attempt = 0; attempt < 50; attempt += 1) {
       const port = range.from + randomInt(range.to - range.from + 1);
       if (await this.#claimFree(port, machineDir)) return port;
     }
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      const port = await canListen(0);
-      if (port && (await this.#claimFree(port, machineDir))) return port;
+    for (let port = range.from; port <= range.to; port += 1) {
+      if (await this.#claimFree(port, machineDir)) return port;
     }
-    throw new Error('no free loopback port for a machine');
+    throw new Error(`no free loopback port for a machine in ${range.from}-${range.to}`);
   }
 
   /**
@@ -157,17 +157,12 @@ async function takeAway(file: string, stale: Reservation): Promise<void> {
   await unlink(aside).catch(() => {});
 }
 
-/** Whether `port` can be listened on at this moment (then closed again); the port, if so. */
+/** Whether `port` can be listened on at this moment (then closed again). */
 const canListen = (port: number) =>
-  new Promise<number | undefined>((resolve) => {
+  new Promise<boolean>((resolve) => {
     const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(port, LOOPBACK, () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address ? address.port : undefined),
-      );
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, LOOPBACK, () => server.close(() => resolve(true)));
   });
 
 /** Whether something accepts connections on this loopback port right now. */

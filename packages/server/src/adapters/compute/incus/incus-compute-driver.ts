@@ -5,6 +5,7 @@ import ipaddr from 'ipaddr.js';
 import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
+import { runEach } from '../../../util/run-each.js';
 import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { readCliBuild } from '../cli-build.js';
 import {
@@ -104,7 +105,8 @@ export class IncusComputeDriver implements ComputeDriver {
   /** One change per machine at a time in this process (a retried job may meet a late one). */
   readonly #serial = new KeyedQueue();
   readonly #placement: IncusPlacement;
-  readonly #forwards: IncusSshForwards | undefined;
+  /** Made without `publicSsh` too: it then removes the entries left from when it was set. */
+  readonly #forwards: IncusSshForwards;
   /** The host's address on the bridge: where machines reach the service on one host. */
   #bridgeHost: string | undefined;
 
@@ -119,14 +121,12 @@ export class IncusComputeDriver implements ComputeDriver {
     });
     this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
     this.#placement = new IncusPlacement(this.#client, this.#firewall, options);
-    this.#forwards =
-      options.publicSsh &&
-      new IncusSshForwards(
-        this.#client,
-        this.#firewall,
-        { network: options.network, project: options.project, publicSsh: options.publicSsh },
-        () => this.#placement.isClustered,
-      );
+    this.#forwards = new IncusSshForwards(
+      this.#client,
+      this.#firewall,
+      { network: options.network, project: options.project, publicSsh: options.publicSsh },
+      () => this.#placement.isClustered,
+    );
   }
 
   /**
@@ -208,7 +208,7 @@ export class IncusComputeDriver implements ComputeDriver {
     if (isAgent) {
       await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
       await this.#pushTls(name, spec.id);
-    } else await this.#forwards?.ensure(await this.#require(spec.id));
+    } else await this.#forwards.ensure(await this.#require(spec.id));
     await this.#start(name);
     return this.#info(await this.#require(spec.id));
   }
@@ -275,7 +275,7 @@ export class IncusComputeDriver implements ComputeDriver {
         await this.#firewall.exclusive(() =>
           this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`)),
         );
-      await this.#forwards?.remove(id);
+      await this.#forwards.remove(id);
       await this.#firewall.remove(name);
     });
   }
@@ -315,18 +315,21 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   /**
-   * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone removed; and every
-   * machine's isolation settings and egress rules brought in line (`#alignAll`).
+   * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone (or without a public
+   * address now) removed; and every machine's isolation settings and egress rules brought in
+   * line (`#alignAll`). Each step runs even when the other fails; the pass then fails.
    */
   async reconcile(): Promise<void> {
-    await this.#forwards?.repair(await this.#instances('1'));
-    await this.#alignAll();
+    await runEach(this.log, {
+      'SSH forwards': async () => this.#forwards.repair(await this.#instances('1')),
+      'isolation and egress': () => this.#alignAll(),
+    });
   }
 
   /** A Plain VM with a port on the public address is reported there. */
   #info(instance: Instance): ServerInfo {
     const server = info(instance);
-    const endpoint = server.ssh && this.#forwards?.endpoint(instance);
+    const endpoint = server.ssh && this.#forwards.endpoint(instance);
     return endpoint ? { ...server, ssh: endpoint } : server;
   }
 
