@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INCUS_SOCKET, requireIncus } from '../test/incus.js';
+import { cleanUp } from '../test/clean-up.js';
+import { deleteProject, INCUS_SOCKET, requireIncus } from '../test/incus.js';
 import { runServiceUntil } from '../test/service-process.js';
 import { IncusClient } from './adapters/compute/incus/incus-client.js';
 
@@ -25,13 +26,13 @@ describe('starting with the incus driver and a project of its own', () => {
     const env = { COMPUTE_DRIVER: 'incus', INCUS_SOCKET, INCUS_PROJECT: project, DATA_DIR: dir };
     return { project, env };
   };
-  afterAll(async () => {
-    for (const project of projects) {
-      await admin.call('DELETE', `/1.0/projects/${project}`).catch(() => {});
-    }
-    admin.close();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    cleanUp({
+      ...Object.fromEntries(projects.map((name) => [name, () => deleteProject(admin, name)])),
+      admin: () => admin.close(),
+      dirs: () => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))),
+    }),
+  );
 
   it(
     'creates a missing INCUS_PROJECT, sharing the images and profiles, says so once and listens',

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-firewall.js';
-import { IncusClient } from '../src/adapters/compute/incus/incus-client.js';
+import { IncusClient, isNotFound } from '../src/adapters/compute/incus/incus-client.js';
+import { SHARED_PROJECT_CONFIG } from '../src/adapters/compute/incus/incus-connect.js';
 import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
 import { IncusSshForwards } from '../src/adapters/compute/incus/incus-ssh-forwards.js';
+import { cleanUp } from './clean-up.js';
 import { createTestContext } from './test-context.js';
 import { testEnv } from './test-db.js';
 
@@ -35,6 +37,15 @@ export function requireIncus(): void {
   }
 }
 
+/** Deletes a project a test made, or meant to make (one that was never made is no failure). */
+export const deleteProject = (admin: IncusClient, name: string): Promise<void> =>
+  admin.call('DELETE', `/1.0/projects/${name}`).then(
+    () => undefined,
+    (error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    },
+  );
+
 /** The name at the end of an Incus object URL (`/1.0/instances/svc-…?project=…`). */
 export const nameOf = (url: string): string =>
   decodeURIComponent(new URL(url, 'http://incus').pathname.split('/').pop() as string);
@@ -43,54 +54,61 @@ export const nameOf = (url: string): string =>
  * An Incus project of a test's own, as one service per project requires (its reconciler removes
  * every service machine of the project its database does not know, so two test services in one
  * project would remove each other's). It uses the default project's images, profiles, storage
- * and networks. `remove` deletes what is left in it (instances, and their ACLs on the bridge),
- * then the project.
+ * and networks, as the driver makes a missing one. `remove` deletes what is left in it (instances,
+ * and their ACLs and SSH forwards on the bridge), then the project: each step even when one
+ * before it failed, the failures thrown at the end.
  */
 export async function createIncusProject(): Promise<{ name: string; remove(): Promise<void> }> {
   requireIncus();
   const name = `svc-t-${randomBytes(4).toString('hex')}`;
   const admin = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });
-  await admin.call('POST', '/1.0/projects', {
-    body: {
-      name,
-      config: {
-        'features.images': 'false',
-        'features.profiles': 'false',
-        'features.storage.volumes': 'false',
-        'features.networks': 'false',
-      },
-    },
-  });
+  await admin.call('POST', '/1.0/projects', { body: { name, config: SHARED_PROJECT_CONFIG } });
   admin.close();
   return {
     name,
     remove: async () => {
       const client = new IncusClient({ socketPath: INCUS_SOCKET, project: name });
+      const firewall = new IncusBridgeFirewall(client, 'incusbr0');
+      const instance = (url: string) => async () => {
+        // Stopped first where it runs (one already stopped refuses: no matter).
+        await client
+          .call('PUT', `/1.0/instances/${nameOf(url)}/state`, {
+            body: { action: 'stop', force: true },
+          })
+          .catch(() => {});
+        await client.call('DELETE', `/1.0/instances/${nameOf(url)}`);
+      };
       try {
-        const urls = await client.call<string[]>('GET', '/1.0/instances');
-        for (const url of urls) {
-          const instance = nameOf(url);
-          await client
-            .call('PUT', `/1.0/instances/${instance}/state`, {
-              body: { action: 'stop', force: true },
-            })
-            .catch(() => {});
-          await client.call('DELETE', `/1.0/instances/${instance}`);
-        }
-        // The firewalls of its machines live on the shared bridge: detached and deleted too.
-        const firewall = new IncusBridgeFirewall(client, 'incusbr0');
-        for (const owner of await firewall.owners({ [PROJECT_KEY]: name })) {
-          await firewall.remove(`svc-${owner[MACHINE_ID_KEY]}`);
-        }
-        // So are its Plain VMs' SSH forward entries: with no instance left, all are orphans.
-        const noAddresses = { addresses: {}, ports: { first: 1, last: 1 } };
-        await new IncusSshForwards(
-          client,
-          firewall,
-          { network: 'incusbr0', project: name, publicSsh: noAddresses },
-          () => false,
-        ).repair([]);
-        await client.call('DELETE', `/1.0/projects/${name}`);
+        await cleanUp({
+          instances: async () => {
+            const urls = await client.call<string[]>('GET', '/1.0/instances');
+            await cleanUp(Object.fromEntries(urls.map((url) => [nameOf(url), instance(url)])));
+          },
+          // The firewalls of its machines live on the shared bridge: detached and deleted too.
+          acls: async () => {
+            await cleanUp(
+              Object.fromEntries(
+                (await firewall.owners({ [PROJECT_KEY]: name })).map((owner) => {
+                  const acl = `svc-${owner[MACHINE_ID_KEY]}`;
+                  return [acl, () => firewall.remove(acl)];
+                }),
+              ),
+            );
+          },
+          // So are its Plain VMs' SSH forward entries: with no instance left, all are orphans.
+          forwards: () =>
+            new IncusSshForwards(
+              client,
+              firewall,
+              {
+                network: 'incusbr0',
+                project: name,
+                publicSsh: { addresses: {}, ports: { first: 1, last: 1 } },
+              },
+              () => false,
+            ).repair([]),
+          project: () => client.call('DELETE', `/1.0/projects/${name}`),
+        });
       } finally {
         client.close();
       }

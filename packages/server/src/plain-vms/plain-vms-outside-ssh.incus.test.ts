@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES, type PlainVm } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanUp } from '../../test/clean-up.js';
 import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
@@ -59,13 +60,15 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
     await signUpUser(client);
   });
 
-  afterAll(async () => {
-    await t?.close();
-    await project?.remove();
-    incus?.close();
-    await outside?.remove();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    cleanUp({
+      context: () => t?.close(),
+      project: () => project?.remove(),
+      incus: () => incus?.close(),
+      outside: () => outside?.remove(),
+      dir: () => dir && rm(dir, { recursive: true, force: true }),
+    }),
+  );
 
   const forwardPath = () => `/1.0/networks/incusbr0/forwards/${outside.hostAddress}`;
   /** The port entries of the public address's forward (none when it has no forward). */

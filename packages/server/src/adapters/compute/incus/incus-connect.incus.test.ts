@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
+import { cleanUp } from '../../../../test/clean-up.js';
+import { deleteProject, INCUS_SOCKET, nameOf, requireIncus } from '../../../../test/incus.js';
 import { LogCapture } from '../../../../test/log-capture.js';
 import { ComputeUnavailable } from '../compute-driver.js';
 import { IncusClient } from './incus-client.js';
@@ -54,12 +55,12 @@ const projectConfig = async (name: string) =>
   (await admin.call<{ config: Record<string, string> }>('GET', `/1.0/projects/${name}`)).config;
 
 describe('the incus driver at start', () => {
-  afterAll(async () => {
-    for (const name of made) {
-      await admin.call('DELETE', `/1.0/projects/${name}`).catch(() => {});
-    }
-    admin.close();
-  });
+  afterAll(() =>
+    cleanUp({
+      ...Object.fromEntries(made.map((name) => [name, () => deleteProject(admin, name)])),
+      admin: () => admin.close(),
+    }),
+  );
 
   it("creates a missing project sharing the default project's images and profiles, and says so once", async () => {
     const project = newName();
@@ -70,9 +71,14 @@ describe('the incus driver at start', () => {
       'features.profiles': 'false',
       'features.networks': 'false',
     });
-    // The images incus:setup imported into the default project are bootable from it.
-    const keys = ['debian-12', 'fedora-43'];
-    expect([...(await first.driver.bootableImages(keys))]).toEqual(['debian-12']);
+    // The images of the default project (incus:setup imports debian-12) are bootable from it,
+    // and only those.
+    const aliases = (await admin.call<string[]>('GET', '/1.0/images/aliases')).map(nameOf);
+    expect(aliases).toContain('debian-12');
+    const keys = ['debian-12', 'fedora-43', `svc-t-none-${randomBytes(4).toString('hex')}`];
+    expect([...(await first.driver.bootableImages(keys))]).toEqual(
+      keys.filter((key) => aliases.includes(key)),
+    );
     await first.driver.close();
     const created = (logs: LogCapture) =>
       logs.entries().filter((entry) => String(entry.msg).startsWith('created Incus project'));
