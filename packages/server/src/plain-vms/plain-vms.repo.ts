@@ -52,6 +52,54 @@ export const recordServer = (db: Executor, id: string, server: ServerInfo | unde
     .where('id', '=', id)
     .execute();
 
+/** One keyset page of the VMs in `states` with the SSH endpoint the API reports for them. */
+export const pageOfSshEndpoints = (
+  db: Executor,
+  states: readonly MachineState[],
+  page: { afterId: string | null; limit: number },
+) => {
+  let query = db
+    .selectFrom('plainVms')
+    .select(['id', 'sshHost', 'sshPort'])
+    .where('state', 'in', states);
+  if (page.afterId !== null) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit).execute();
+};
+
+/** A VM's SSH endpoint as the driver now reports it, and as it was read from the row. */
+export interface SshEndpointChange {
+  readonly id: string;
+  readonly host: string;
+  readonly port: number;
+  readonly wasHost: string | null;
+  readonly wasPort: number | null;
+}
+
+/**
+ * Records new SSH endpoints in one statement, each only while its VM is still in `states` and
+ * still has the endpoint it was read with (a move or provisioning's own record is not undone):
+ * the ids of those recorded.
+ */
+export const storeSshEndpoints = async (
+  db: Executor,
+  changes: readonly SshEndpointChange[],
+  states: readonly MachineState[],
+) =>
+  changes.length === 0
+    ? []
+    : (
+        await sql<{ id: string }>`
+          update plain_vms as p
+          set ssh_host = v."host", ssh_port = v."port"
+          from jsonb_to_recordset(${JSON.stringify(changes)}::jsonb)
+            as v(id uuid, "host" text, "port" integer, "wasHost" text, "wasPort" integer)
+          where p.id = v.id
+            and p.state = any(${[...states]})
+            and p.ssh_host is not distinct from v."wasHost"
+            and p.ssh_port is not distinct from v."wasPort"
+          returning p.id`.execute(db)
+      ).rows.map((row) => row.id);
+
 /**
  * Takes the VM's firewall lease until `until` if it is in one of `states` and nobody holds the
  * lease right now; the row as it was then, or `undefined`.

@@ -1,35 +1,18 @@
 import { ANY_MEMBER, type IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
-import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
+import { type IncusClient, isNotFound } from './incus-client.js';
 import { complete, type Instance, NIC, pinnedAddress } from './incus-instance.js';
 import { KIND_KEY, MACHINE_ID_KEY } from './incus-instance-spec.js';
-
-/** The VM's port on the public address, kept on the instance so a lost entry gets it back. */
-export const SSH_PORT_KEY = 'user.svc.ssh-port';
+import {
+  changeForward,
+  type Forward,
+  type ForwardPort,
+  listForwards,
+} from './incus-network-forward.js';
+import { freePort, SSH_PORT_KEY, usedPorts } from './incus-ssh-ports.js';
 
 /** Where an instance is: its cluster member (`none` on a single server) and its project. */
 type Placed = Instance & { readonly location?: string; readonly project?: string };
-
-interface ForwardPort {
-  readonly description: string;
-  readonly protocol: string;
-  readonly listen_port: string;
-  readonly target_address: string;
-  readonly target_port?: string;
-}
-
-interface Forward {
-  readonly listen_address: string;
-  readonly description: string;
-  readonly config: Record<string, string>;
-  readonly ports: ForwardPort[];
-  /** The cluster member it lives on (`none` on a single server). */
-  readonly location?: string;
-}
-
-/** How often a change of a forward is tried against writers that do not take the lock. */
-const WRITE_ATTEMPTS = 10;
-const FORWARD_DESCRIPTION = 'SSH to Plain VMs (svc)';
 
 /**
  * Each port entry names its machine and the service's project, so the entries are the record of
@@ -50,7 +33,11 @@ const ownerOf = (entry: ForwardPort) => {
  * traffic is DNAT only, so the VM's firewall sees the outside client's own address. Every change
  * runs under the lock the bridge's firewall takes (Incus rewrites the bridge's nftables for
  * forwards as for ACLs, and does not serialize the two), is written with the forward's ETag and
- * read back.
+ * read back (`changeForward`).
+ *
+ * Without a public address (`INCUS_PUBLIC_ADDRESS` unset, or none for a VM's cluster member) a
+ * VM gets no entry and any it had is removed: a public port left behind would keep forwarding to
+ * its pinned address, which a later machine, maybe another tenant's, may be given.
  */
 export class IncusSshForwards {
   constructor(
@@ -59,14 +46,15 @@ export class IncusSshForwards {
     readonly options: {
       readonly network: string;
       readonly project: string;
-      readonly publicSsh: IncusPublicSsh;
+      /** Unset: no outside SSH; this project's entries are removed. */
+      readonly publicSsh?: IncusPublicSsh | undefined;
     },
     readonly isClustered: () => boolean,
   ) {}
 
   /** The public address of the member an instance is on; `undefined` if it has none. */
   addressOf(instance: Placed): string | undefined {
-    const { addresses } = this.options.publicSsh;
+    const addresses = this.options.publicSsh?.addresses ?? {};
     return addresses[instance.location ?? ''] ?? addresses[ANY_MEMBER];
   }
 
@@ -83,6 +71,8 @@ export class IncusSshForwards {
    */
   ensure(instance: Instance): Promise<void> {
     const machineId = instance.config[MACHINE_ID_KEY] as string;
+    const { publicSsh } = this.options;
+    if (!publicSsh) return Promise.resolve();
     return this.firewall.exclusive(async () => {
       // Deleted meanwhile (a destroy takes the same lock): nothing to forward to.
       const current = await this.#instance(instance.name);
@@ -93,14 +83,18 @@ export class IncusSshForwards {
       const target = pinnedAddress(current);
       const recorded = Number(current.config[SSH_PORT_KEY]);
       let port = 0;
-      await this.#change(listen, member, async (ports) => {
+      await this.#change({ listen, member }, async (ports) => {
         const own = ports.find((entry) => this.#isOwn(entry, machineId));
         if (own && own.target_address === target) {
           port = Number(own.listen_port);
           return ports;
         }
         const others = ports.filter((entry) => !this.#isOwn(entry, machineId));
-        port = this.#freePort(await this.#usedPorts(others, instance.name), recorded);
+        const used = await usedPorts(this.client, others, {
+          name: instance.name,
+          project: this.options.project,
+        });
+        port = freePort(publicSsh.ports, used, recorded);
         return [
           ...others,
           {
@@ -126,15 +120,17 @@ export class IncusSshForwards {
   }
 
   /**
-   * The reconciler's pass: every Plain VM of the project gets its entry back when it lost it, and
-   * entries of this project whose machine has no instance are removed.
+   * The reconciler's pass: every Plain VM of the project with a public address gets its entry
+   * back when it lost it (or moved when the address changed); entries of this project whose
+   * machine has no instance, or is not to be on that address (any more), are removed.
    */
   async repair(instances: readonly Instance[]): Promise<void> {
     const plainVms = (instances as Placed[]).filter(
       (instance) => instance.config[KIND_KEY] === 'plain_vm' && instance.config[MACHINE_ID_KEY],
     );
-    const forwards = await this.#forwards();
+    const forwards = await listForwards(this.client, this.options.network);
     for (const instance of plainVms) {
+      if (!this.addressOf(instance)) continue;
       const id = instance.config[MACHINE_ID_KEY] as string;
       const isInPlace = forwards.some(
         (forward) =>
@@ -181,118 +177,22 @@ export class IncusSshForwards {
   }
 
   async #removeWhere(isGone: (machineId: string, forward: Forward) => boolean): Promise<void> {
-    for (const forward of await this.#forwards()) {
+    for (const forward of await listForwards(this.client, this.options.network)) {
       const gone = (entry: ForwardPort) =>
         this.#isOurs(entry) && isGone(ownerOf(entry)?.machineId ?? '', forward);
       if (!forward.ports.some(gone)) continue;
       const member = this.isClustered() ? forward.location : undefined;
-      await this.#change(forward.listen_address, member, async (ports) =>
+      await this.#change({ listen: forward.listen_address, member }, async (ports) =>
         ports.filter((entry) => !gone(entry)),
       );
     }
   }
 
-  /**
-   * Rewrites one forward's port list with `change` until a fresh read shows the result: made
-   * when missing, deleted when it is ours and left empty.
-   */
-  async #change(
-    listen: string,
-    member: string | undefined,
+  #change(
+    at: { listen: string; member: string | undefined },
     change: (ports: ForwardPort[]) => Promise<ForwardPort[]>,
-  ): Promise<void> {
-    const path = `/1.0/networks/${encodeURIComponent(this.options.network)}/forwards/${listen}`;
-    const query = member ? { target: member } : undefined;
-    for (let attempt = 1; ; attempt++) {
-      const read = await this.#read(path, query);
-      const before = read?.metadata.ports ?? [];
-      const after = await change(before);
-      if (sameEntries(before, after)) return;
-      if (attempt > WRITE_ATTEMPTS) {
-        throw new Error(
-          `could not update the network forward ${listen} of ${this.options.network}`,
-        );
-      }
-      try {
-        if (!read) {
-          await this.client.call(
-            'POST',
-            `/1.0/networks/${encodeURIComponent(this.options.network)}/forwards`,
-            {
-              ...(query && { query }),
-              body: {
-                listen_address: listen,
-                description: FORWARD_DESCRIPTION,
-                config: {},
-                ports: after,
-              },
-            },
-          );
-        } else if (after.length === 0 && read.metadata.description === FORWARD_DESCRIPTION) {
-          await this.client.call('DELETE', path, { ...(query && { query }) });
-        } else {
-          const { description, config } = read.metadata;
-          await this.client.call('PUT', path, {
-            ...(query && { query }),
-            body: { description, config, ports: after },
-            ...(read.etag && { headers: { 'If-Match': read.etag } }),
-          });
-        }
-      } catch (error) {
-        // Another writer changed (or made, or deleted) it since our read: read again.
-        const isRace = error instanceof IncusError && [404, 409, 412].includes(error.status);
-        if (
-          !isRace &&
-          !(error instanceof IncusError && /already exists/i.test(error.incusMessage))
-        ) {
-          throw error;
-        }
-      }
-    }
-  }
-
-  async #read(path: string, query: Record<string, string> | undefined) {
-    try {
-      return await this.client.request<Forward>('GET', path, { ...(query && { query }) });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
-  }
-
-  /** Every forward of the bridge (on a cluster, every member's). */
-  async #forwards(): Promise<Forward[]> {
-    const forwards = await this.client.call<Forward[]>(
-      'GET',
-      `/1.0/networks/${encodeURIComponent(this.options.network)}/forwards`,
-      { query: { recursion: '1' } },
-    );
-    return forwards.map((forward) => ({ ...forward, ports: forward.ports ?? [] }));
-  }
-
-  /**
-   * Ports taken on one forward, and those recorded by other instances (of any project: one whose
-   * entry was lost gets its port back, so nobody else may take it meanwhile).
-   */
-  async #usedPorts(entries: readonly ForwardPort[], except: string): Promise<Set<number>> {
-    const instances = await this.client.call<Placed[]>('GET', '/1.0/instances', {
-      query: { recursion: '1', 'all-projects': 'true' },
-    });
-    return new Set([
-      ...entries.flatMap((entry) => portList(entry.listen_port)),
-      ...instances
-        .filter((instance) => instance.name !== except || instance.project !== this.options.project)
-        .map((instance) => Number(instance.config?.[SSH_PORT_KEY]))
-        .filter((port) => Number.isInteger(port) && port > 0),
-    ]);
-  }
-
-  /** The recorded port when it is still free, else the lowest free port of the range. */
-  #freePort(used: ReadonlySet<number>, recorded: number): number {
-    const { first, last } = this.options.publicSsh.ports;
-    if (recorded >= first && recorded <= last && !used.has(recorded)) return recorded;
-    for (let port = first; port <= last; port++) if (!used.has(port)) return port;
-    throw new Error(`no free SSH port left in INCUS_SSH_PORTS (${first}-${last})`);
+  ) {
+    return changeForward(this.client, this.options.network, at, change);
   }
 
   #isOurs(entry: ForwardPort): boolean {
@@ -322,30 +222,4 @@ export class IncusSshForwards {
     });
     return instances.map(complete);
   }
-}
-
-/** `22000,22005-22007` → its ports. */
-function portList(spec: string): number[] {
-  return spec.split(',').flatMap((part) => {
-    const [from, to] = part.split('-').map(Number);
-    if (!from) return [];
-    const ports: number[] = [];
-    for (let port = from; port <= (to ?? from); port++) ports.push(port);
-    return ports;
-  });
-}
-
-const key = (entry: ForwardPort) =>
-  [
-    entry.description,
-    entry.protocol,
-    entry.listen_port,
-    entry.target_address,
-    entry.target_port ?? '',
-  ].join(' ');
-
-function sameEntries(a: readonly ForwardPort[], b: readonly ForwardPort[]): boolean {
-  const left = a.map(key).sort();
-  const right = b.map(key).sort();
-  return left.length === right.length && left.every((entry, i) => entry === right[i]);
 }
