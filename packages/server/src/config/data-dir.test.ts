@@ -43,6 +43,26 @@ describe('secureDataDir', () => {
     expect(await secureDataDir(dir)).toEqual({ tightened: 0 });
   });
 
+  it('says in one line why a missing one cannot be made, a link put in its place included', async () => {
+    const file = path.join(work, 'a-file');
+    await writeFile(file, 'x');
+    const underFile = path.join(file, 'data');
+    await expect(secureDataDir(underFile)).rejects.toThrow(
+      new DataDirError(
+        `DATA_DIR ${underFile} cannot be read: ENOTDIR: not a directory, stat '${underFile}'`,
+      ),
+    );
+    // A link to nowhere (planted where DATA_DIR is to be) reads as missing, and is not followed.
+    const link = path.join(work, 'dangling');
+    await symlink(path.join(work, 'nowhere'), link);
+    const error = await secureDataDir(link).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DataDirError);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^DATA_DIR ${link} cannot be made: E[A-Z]+: `),
+    );
+    expect((error as Error).message).not.toContain('\n');
+  });
+
   it('refuses one other users may write, and one of another user', async () => {
     for (const mode of [0o777, 0o770, 0o702]) {
       const dir = await mkdtemp(path.join(work, 'writable-'));

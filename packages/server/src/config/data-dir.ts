@@ -1,4 +1,5 @@
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
 import { makeOwnerOnly } from '../util/owner-only.js';
 import { ConfigError } from './config.js';
 
@@ -25,13 +26,30 @@ export class DataDirError extends ConfigError {
 export async function secureDataDir(dir: string): Promise<{ tightened: number }> {
   const stats = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
-    throw error;
+    throw cannot('read', dir, error);
   });
   if (!stats) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: 0o700 }).catch((error: Error) => {
+      throw cannot('made', dir, error);
+    });
+    // Another user may have made it (or put a link there) between the stat and the mkdir, which
+    // then changes nothing: what is there now is checked as one found at start would be.
+    const made = await lstat(dir).catch((error: Error) => {
+      throw cannot('read', dir, error);
+    });
+    checkOwner(dir, made);
     await chmod(dir, 0o700);
     return { tightened: 0 };
   }
+  checkOwner(dir, stats);
+  // Behind an owner-only directory nothing inside is reachable by others, whatever its mode: the
+  // tree is walked only when the directory itself was open (once, for a directory made before).
+  if ((stats.mode & 0o077) === 0) return { tightened: 0 };
+  return { tightened: await makeOwnerOnly(dir) };
+}
+
+/** Refuses what is not a directory of this user that only this user can write. */
+function checkOwner(dir: string, stats: Stats): void {
   const uid = process.getuid?.();
   if (!stats.isDirectory()) throw new DataDirError(`DATA_DIR ${dir} is not a directory`);
   if (uid !== undefined && stats.uid !== uid) {
@@ -44,10 +62,10 @@ export async function secureDataDir(dir: string): Promise<{ tightened: number }>
       `DATA_DIR ${dir} can be written by other users (mode ${octal(stats.mode)}): refusing to use it; check what is in it, then chmod 700 it`,
     );
   }
-  // Behind an owner-only directory nothing inside is reachable by others, whatever its mode: the
-  // tree is walked only when the directory itself was open (once, for a directory made before).
-  if ((stats.mode & 0o077) === 0) return { tightened: 0 };
-  return { tightened: await makeOwnerOnly(dir) };
 }
+
+/** A file system failure in one line (the entry points print it without a stack). */
+const cannot = (what: 'read' | 'made', dir: string, error: Error) =>
+  new DataDirError(`DATA_DIR ${dir} cannot be ${what}: ${error.message}`);
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
