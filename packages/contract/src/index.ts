@@ -37,6 +37,7 @@ export * from './plain-vms.js';
 export * from './request-input.js';
 export * from './roles.js';
 export * from './status-reasons.js';
+export * from './subscription-moves.js';
 export * from './vault.js';
 
 /** Every endpoint of the service; the OpenAPI document lists exactly these. */

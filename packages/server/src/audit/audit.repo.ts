@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { type SqlBool, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
+import type { AuditEvent } from './audit.js';
 
 /** Where the previous page ended: the last event's time and id. */
 export interface AuditKey {
@@ -55,5 +57,23 @@ export function listAuditEvents(db: Executor, filter: AuditFilter) {
     .orderBy('e.createdAt', 'desc')
     .orderBy('e.id', 'desc')
     .limit(filter.limit + 1)
+    .execute();
+}
+
+/** Inserts the event with its actor's address and name as they are now. */
+export async function insertAuditEvent(tx: Executor, event: AuditEvent, at: Date): Promise<void> {
+  const actor = event.actorUserId;
+  const ofActor = (column: 'email' | 'name') =>
+    actor === null ? null : tx.selectFrom('users').select(column).where('id', '=', actor).limit(1);
+  await tx
+    .insertInto('auditEvents')
+    .values({
+      id: randomUUID(),
+      ...event,
+      actorEmail: ofActor('email'),
+      actorName: ofActor('name'),
+      data: JSON.stringify(event.data ?? {}),
+      createdAt: at,
+    })
     .execute();
 }

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/database.js';
+import { insertAuditEvent } from './audit.repo.js';
 
 export interface AuditEvent {
   readonly accountId: string;
@@ -17,18 +17,5 @@ export interface AuditEvent {
  * the user changes either.
  */
 export async function recordAuditEvent(tx: Executor, event: AuditEvent, at: Date): Promise<void> {
-  const actor = event.actorUserId;
-  const ofActor = (column: 'email' | 'name') =>
-    actor === null ? null : tx.selectFrom('users').select(column).where('id', '=', actor).limit(1);
-  await tx
-    .insertInto('auditEvents')
-    .values({
-      id: randomUUID(),
-      ...event,
-      actorEmail: ofActor('email'),
-      actorName: ofActor('name'),
-      data: JSON.stringify(event.data ?? {}),
-      createdAt: at,
-    })
-    .execute();
+  await insertAuditEvent(tx, event, at);
 }

@@ -1,4 +1,5 @@
 import type { Database, Executor } from '../db/database.js';
+import { lockSubscriptionStatus } from './subscription.repo.js';
 
 /** An account's customer (and subscription, once it has one) at the payment processor. */
 export const findBillingCustomer = (db: Executor, accountId: string) =>
@@ -48,12 +49,7 @@ export const saveSubscriptionUnlessInactive = (
   subscriptionId: string,
 ) =>
   database.transaction(async (tx) => {
-    const account = await tx
-      .selectFrom('accounts')
-      .select('subscriptionStatus')
-      .where('id', '=', accountId)
-      .forUpdate()
-      .executeTakeFirst();
+    const account = await lockSubscriptionStatus(tx, accountId);
     if (!account || account.subscriptionStatus === 'inactive') return false;
     await saveSubscription(tx, accountId, subscriptionId);
     return true;
@@ -126,3 +122,18 @@ export const markInvoicesPaid = (
     )
     .returning(['number', 'total', 'currency'])
     .execute();
+
+/** The accounts with a customer at the processor, a page at a time by id after `afterId`. */
+export async function customerAccounts(
+  db: Executor,
+  afterId: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('billingCustomers')
+    .select('accountId')
+    .orderBy('accountId')
+    .limit(limit);
+  if (afterId) query = query.where('accountId', '>', afterId);
+  return (await query.execute()).map((row) => row.accountId);
+}

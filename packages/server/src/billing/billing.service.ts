@@ -14,7 +14,9 @@ import { accountLedger } from './ledger.repo.js';
 import { billLines, monthStart, nextMonthStart, totalOf } from './money.js';
 import { closePeriods, type PeriodCloseDeps } from './period-close.js';
 import type { Prices } from './price-book.js';
-import { listSlots, removeSlot } from './slots.js';
+import { removeSlot } from './slots.js';
+import { listSlots } from './slots.repo.js';
+import { lockSubscriptionStatus } from './subscription.repo.js';
 import { usageByResource } from './usage.js';
 
 const toSummary = ({ providerInvoiceId: _, ...row }: invoices.InvoiceRow): InvoiceSummary => ({
@@ -145,7 +147,7 @@ export function createBillingService({
           clock.now(),
         );
         if (billing.provider.kind === 'none') {
-          const account = await invoices.lockSubscriptionStatus(tx, paid.accountId);
+          const account = await lockSubscriptionStatus(tx, paid.accountId);
           if (account) {
             const overdue = await invoices.oldestOverdueDueAt(tx, paid.accountId, clock.now());
             await applyStanding(tx, dunningDeps, account, overdue);

@@ -1,29 +1,28 @@
-import type { SubscriptionStatus } from '@svc/contract';
+import type { SubscriptionMove, SubscriptionStatus } from '@svc/contract';
 import type { Clock } from '../adapters/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import * as invoices from './invoices.repo.js';
+import { moveSubscriptionStatus } from './subscription.repo.js';
 
 const DAY_MS = 86_400_000;
 
 /**
- * Where an account's subscription stands by its invoices (BILLING_PROVIDER=none): an open invoice
- * past its due date makes an active subscription past due, and inactive once it is overdue longer
- * than the grace period; with none overdue (paid), a past due one is active again. An inactive
- * subscription stays so: its owners activate it again.
+ * Where an account's invoices move its subscription (BILLING_PROVIDER=none, SUBSCRIPTION_MOVES):
+ * an open invoice past its due date makes an active subscription past due, and inactive once it
+ * is overdue longer than the grace period; with none overdue (paid), a past due one is active
+ * again. An inactive subscription stays so: its owners activate it again.
  */
-export function standingByInvoices(
-  current: SubscriptionStatus,
+export function moveByInvoices(
   oldestOverdueDueAt: Date | null,
   now: Date,
   graceDays: number,
-): SubscriptionStatus {
-  if (current === 'inactive') return current;
-  if (oldestOverdueDueAt === null) return 'active';
+): SubscriptionMove {
+  if (oldestOverdueDueAt === null) return 'invoices_paid';
   return now.getTime() >= oldestOverdueDueAt.getTime() + graceDays * DAY_MS
-    ? 'inactive'
-    : 'past_due';
+    ? 'grace_passed'
+    : 'invoice_overdue';
 }
 
 export interface DunningDeps {
@@ -46,17 +45,9 @@ export async function applyStanding(
   oldestOverdueDueAt: Date | null,
 ): Promise<SubscriptionStatus | null> {
   const now = deps.clock.now();
-  const next = standingByInvoices(
-    account.subscriptionStatus,
-    oldestOverdueDueAt,
-    now,
-    deps.graceDays,
-  );
-  if (next === account.subscriptionStatus) return null;
-  if (
-    !(await invoices.moveSubscriptionStatus(tx, account.id, account.subscriptionStatus, next, now))
-  )
-    return null;
+  const move = moveByInvoices(oldestOverdueDueAt, now, deps.graceDays);
+  const next = await moveSubscriptionStatus(tx, account, move, now);
+  if (!next) return null;
   await recordAuditEvent(
     tx,
     {

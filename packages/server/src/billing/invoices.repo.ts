@@ -1,4 +1,4 @@
-import type { InvoiceLine, SubscriptionStatus } from '@svc/contract';
+import type { InvoiceLine } from '@svc/contract';
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
@@ -210,28 +210,20 @@ export async function dunningCandidates(db: Executor, now: Date) {
     .execute();
 }
 
-/** Moves the account's subscription from `from` to `to`; false when it no longer is `from`. */
-export async function moveSubscriptionStatus(
-  tx: Executor,
-  accountId: string,
-  from: SubscriptionStatus,
-  to: SubscriptionStatus,
-  at: Date,
-): Promise<boolean> {
-  const result = await tx
-    .updateTable('accounts')
-    .set({ subscriptionStatus: to, updatedAt: at })
-    .where('id', '=', accountId)
-    .where('subscriptionStatus', '=', from)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
+/** The name of an invoice's account, while it exists. */
+export const invoiceAccountName = (db: Executor, accountId: string) =>
+  db.selectFrom('accounts').select('name').where('id', '=', accountId).executeTakeFirst();
 
-/** The account's subscription status, its row locked until the caller's transaction ends. */
-export const lockSubscriptionStatus = (tx: Executor, accountId: string) =>
-  tx
-    .selectFrom('accounts')
-    .select(['id', 'subscriptionStatus'])
-    .where('id', '=', accountId)
-    .forUpdate()
-    .executeTakeFirst();
+/** Records the processor's invoice that collects ours, once. */
+export async function setProviderInvoiceId(
+  db: Executor,
+  number: number,
+  providerInvoiceId: string,
+): Promise<void> {
+  await db
+    .updateTable('invoices')
+    .set({ providerInvoiceId })
+    .where('number', '=', number)
+    .where('providerInvoiceId', 'is', null)
+    .execute();
+}

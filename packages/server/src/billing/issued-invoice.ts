@@ -1,5 +1,11 @@
 import type { Executor } from '../db/database.js';
-import { findInvoice, invoiceLines, markInvoicePaid } from './invoices.repo.js';
+import {
+  findInvoice,
+  invoiceAccountName,
+  invoiceLines,
+  markInvoicePaid,
+  setProviderInvoiceId,
+} from './invoices.repo.js';
 import type { IssuedInvoice } from './payment-processor.js';
 
 /** An issued invoice with its lines and status, as a payment processor collects it. */
@@ -9,11 +15,7 @@ export async function loadIssuedInvoice(
 ): Promise<(IssuedInvoice & { status: 'open' | 'paid' }) | undefined> {
   const invoice = await findInvoice(db, number);
   if (!invoice) return undefined;
-  const account = await db
-    .selectFrom('accounts')
-    .select('name')
-    .where('id', '=', invoice.accountId)
-    .executeTakeFirst();
+  const account = await invoiceAccountName(db, invoice.accountId);
   const lines = await invoiceLines(db, number);
   return {
     ...invoice,
@@ -31,12 +33,7 @@ export async function recordCollection(
   at: Date,
 ): Promise<void> {
   if (outcome.providerInvoiceId) {
-    await db
-      .updateTable('invoices')
-      .set({ providerInvoiceId: outcome.providerInvoiceId })
-      .where('number', '=', number)
-      .where('providerInvoiceId', 'is', null)
-      .execute();
+    await setProviderInvoiceId(db, number, outcome.providerInvoiceId);
   }
   if (outcome.settled) await markInvoicePaid(db, number, at);
 }

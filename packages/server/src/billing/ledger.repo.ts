@@ -1,5 +1,47 @@
+import type { BillingType, MachineState } from '@svc/contract';
 import type { Executor } from '../db/database.js';
 import type { BilledPeriod, HeldSlot } from './money.js';
+
+/**
+ * The account's usage periods that touch `[from, to)`, in the order they were recorded: only
+ * of one billing type, or in some states, when asked.
+ */
+export function usagePeriodsTouching(
+  db: Executor,
+  accountId: string,
+  from: Date,
+  to: Date,
+  only: { billingType?: BillingType; states?: readonly MachineState[] },
+): Promise<BilledPeriod[]> {
+  let query = db
+    .selectFrom('usagePeriods as u')
+    // Names only of machines still on this account: where a machine went is not this account's.
+    .leftJoin('agents as a', (join) =>
+      join.onRef('a.id', '=', 'u.resourceId').onRef('a.accountId', '=', 'u.accountId'),
+    )
+    .leftJoin('plainVms as p', (join) =>
+      join.onRef('p.id', '=', 'u.resourceId').onRef('p.accountId', '=', 'u.accountId'),
+    )
+    .select([
+      'u.resourceKind',
+      'u.resourceId',
+      'u.state',
+      'u.billingType',
+      'u.size',
+      'u.region',
+      'u.cohort',
+      'u.startedAt',
+      'u.endedAt',
+    ])
+    .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
+    .where('u.accountId', '=', accountId)
+    .where('u.startedAt', '<', to)
+    .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
+    .orderBy('u.seq');
+  if (only.billingType) query = query.where('u.billingType', '=', only.billingType);
+  if (only.states) query = query.where('u.state', 'in', only.states);
+  return query.execute();
+}
 
 /** One account's usage periods and slots that touch `[from, to)`: what its bill is made of. */
 export async function accountLedger(
@@ -9,33 +51,7 @@ export async function accountLedger(
   to: Date,
 ): Promise<{ periods: BilledPeriod[]; slots: HeldSlot[] }> {
   const [periods, slots] = await Promise.all([
-    db
-      .selectFrom('usagePeriods as u')
-      // Names only of machines still on this account: where a machine went is not this account's.
-      .leftJoin('agents as a', (join) =>
-        join.onRef('a.id', '=', 'u.resourceId').onRef('a.accountId', '=', 'u.accountId'),
-      )
-      .leftJoin('plainVms as p', (join) =>
-        join.onRef('p.id', '=', 'u.resourceId').onRef('p.accountId', '=', 'u.accountId'),
-      )
-      .select([
-        'u.resourceKind',
-        'u.resourceId',
-        'u.state',
-        'u.billingType',
-        'u.size',
-        'u.region',
-        'u.cohort',
-        'u.startedAt',
-        'u.endedAt',
-      ])
-      .select((eb) => eb.fn.coalesce('a.name', 'p.name').as('name'))
-      .where('u.accountId', '=', accountId)
-      .where('u.billingType', '=', 'metered')
-      .where('u.startedAt', '<', to)
-      .where((eb) => eb.or([eb('u.endedAt', 'is', null), eb('u.endedAt', '>', from)]))
-      .orderBy('u.seq')
-      .execute(),
+    usagePeriodsTouching(db, accountId, from, to, { billingType: 'metered' }),
     db
       .selectFrom('subscriptionSlots')
       .select(['product', 'size', 'region', 'createdAt', 'removedAt'])

@@ -4,11 +4,13 @@ import type { Database } from '../db/database.js';
 import { defineJob, type JobRun } from '../jobs/job.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import { customerAccounts } from './billing-customers.repo.js';
 import { withBillingLease } from './billing-lease.repo.js';
 import { loadIssuedInvoice, recordCollection } from './issued-invoice.js';
 import type { PaymentProcessor } from './payment-processor.js';
 import type { Prices } from './price-book.js';
 import { slotQuantities } from './slot-quantities.js';
+import { findSubscriber } from './subscription.repo.js';
 
 /** The payment processor's jobs, by name. */
 export const BILLING_JOBS = {
@@ -78,11 +80,7 @@ export function paymentJobs(deps: {
       run: ({ accountId }, run) =>
         reportingGiveUp(run, { accountId }, () =>
           withBillingLease(deps, accountId, LEASE_WAIT_MS, async () => {
-            const account = await database.db
-              .selectFrom('accounts')
-              .select(['id', 'name', 'subscriptionStatus'])
-              .where('id', '=', accountId)
-              .executeTakeFirst();
+            const account = await findSubscriber(database.db, accountId);
             if (!account || account.subscriptionStatus === 'inactive') {
               await processor.endSubscriptions(accountId);
               log.info({ accountId }, 'no live subscription at the payment processor');
@@ -105,18 +103,12 @@ export function paymentJobs(deps: {
         if (processor.kind === 'none') return;
         let after: string | undefined;
         for (;;) {
-          let query = database.db
-            .selectFrom('billingCustomers')
-            .select('accountId')
-            .orderBy('accountId')
-            .limit(SWEEP_PAGE);
-          if (after) query = query.where('accountId', '>', after);
-          const page = await query.execute();
+          const page = await customerAccounts(database.db, after, SWEEP_PAGE);
           if (page.length === 0) break;
           await database.transaction(async (tx) => {
-            for (const { accountId } of page) await syncSubscriptionLater(tx, deps.jobs, accountId);
+            for (const accountId of page) await syncSubscriptionLater(tx, deps.jobs, accountId);
           });
-          after = (page.at(-1) as { accountId: string }).accountId;
+          after = page.at(-1);
         }
       },
     }),

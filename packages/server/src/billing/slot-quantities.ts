@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { SlotQuantity } from './payment-processor.js';
 import type { Prices } from './price-book.js';
+import { heldSlotCounts } from './slots.repo.js';
 
 /** The account's slots held now, counted per cell, with each cell's monthly price. */
 export async function slotQuantities(
@@ -8,21 +9,9 @@ export async function slotQuantities(
   accountId: string,
   prices: Prices,
 ): Promise<SlotQuantity[]> {
-  const rows = await db
-    .selectFrom('subscriptionSlots')
-    .select(['product', 'size', 'region', (eb) => eb.fn.countAll<string>().as('quantity')])
-    .where('accountId', '=', accountId)
-    .where('removedAt', 'is', null)
-    .groupBy(['product', 'size', 'region'])
-    .orderBy('product')
-    .orderBy('size')
-    .orderBy('region')
-    .execute();
-  return rows.map((row) => ({
-    product: row.product,
-    size: row.size,
-    region: row.region,
-    quantity: Number(row.quantity),
-    monthly: prices.cell(row.product, row.size, row.region).monthly,
+  const cells = await heldSlotCounts(db, accountId);
+  return cells.map((cell) => ({
+    ...cell,
+    monthly: prices.cell(cell.product, cell.size, cell.region).monthly,
   }));
 }

@@ -1,25 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Region, Size } from '@svc/contract';
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { syncSubscriptionLater } from './payment.jobs.js';
-
-export type Product = 'agent' | 'plain_vm';
+import type { SlotKind } from './slots.repo.js';
+import * as repo from './slots.repo.js';
 
 type Jobs = Pick<JobQueue, 'enqueue'>;
-
-export interface SlotKind {
-  readonly accountId: string;
-  readonly product: Product;
-  readonly size: Size;
-  readonly region: Region;
-}
-
-/** Whether an Agent or a Plain VM occupies slot `s`. */
-const occupied = sql<boolean>`(exists (select 1 from agents a where a.slot_id = s.id)
-  or exists (select 1 from plain_vms v where v.slot_id = s.id))`;
 
 /**
  * A slot for one more subscription-billed resource of this kind: a free one if the account has
@@ -33,47 +20,15 @@ export async function takeSlot(
   jobs: Jobs,
 ): Promise<{ slotId: string; addedNewSlot: boolean }> {
   // Serializes slot takers per account: a slot freed and taken concurrently is seen by the next.
-  await tx
-    .selectFrom('accounts')
-    .select('id')
-    .where('id', '=', kind.accountId)
-    .forUpdate()
-    .execute();
-  const free = await tx
-    .selectFrom('subscriptionSlots as s')
-    .select('s.id')
-    .where('s.accountId', '=', kind.accountId)
-    .where('s.product', '=', kind.product)
-    .where('s.size', '=', kind.size)
-    .where('s.region', '=', kind.region)
-    .where('s.removedAt', 'is', null)
-    .where(sql<boolean>`not ${occupied}`)
-    .orderBy('s.createdAt')
-    .orderBy('s.id')
-    .limit(1)
-    .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
+  await repo.lockSlotTakers(tx, kind.accountId);
+  const free = await repo.takeFreeSlot(tx, kind);
   if (free) return { slotId: free.id, addedNewSlot: false };
   const slotId = randomUUID();
-  await tx
-    .insertInto('subscriptionSlots')
-    .values({ id: slotId, ...kind, createdAt: at })
-    .execute();
+  await repo.insertSlot(tx, slotId, kind, at);
   // The payment processor's subscription follows the slots: its sync commits with the change.
   await syncSubscriptionLater(tx, jobs, kind.accountId);
   return { slotId, addedNewSlot: true };
 }
-
-export const listSlots = (db: Executor, accountId: string) =>
-  db
-    .selectFrom('subscriptionSlots as s')
-    .select(['s.id', 's.product', 's.size', 's.region', 's.createdAt', occupied.as('inUse')])
-    .where('s.accountId', '=', accountId)
-    .where('s.removedAt', 'is', null)
-    .orderBy('s.createdAt')
-    .orderBy('s.id')
-    .execute();
 
 /**
  * Removes a free slot: its charges stop at `at` (the row stays, for the bill), and the payment
@@ -86,21 +41,10 @@ export async function removeSlot(
   at: Date,
   jobs: Jobs,
 ): Promise<'removed' | 'in_use' | 'not_found'> {
-  const slot = await tx
-    .selectFrom('subscriptionSlots as s')
-    .select(['s.id', occupied.as('inUse')])
-    .where('s.id', '=', slotId)
-    .where('s.accountId', '=', accountId)
-    .where('s.removedAt', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
+  const slot = await repo.lockHeldSlot(tx, accountId, slotId);
   if (!slot) return 'not_found';
   if (slot.inUse) return 'in_use';
-  await tx
-    .updateTable('subscriptionSlots')
-    .set({ removedAt: at })
-    .where('id', '=', slotId)
-    .execute();
+  await repo.markSlotRemoved(tx, slotId, at);
   await syncSubscriptionLater(tx, jobs, accountId);
   return 'removed';
 }

@@ -6,10 +6,10 @@ import { StripeStandIn } from '../../test/stripe-stand-in.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { nextMonthStart, second } from './money.js';
 import { BILLING_JOBS, syncSubscriptionLater } from './payment.jobs.js';
 import { slotQuantities } from './slot-quantities.js';
 import { removeSlot, takeSlot } from './slots.js';
-import { nextMonthStart } from './stripe-processor.js';
 
 const SECRET_KEY = 'sk_test_never_in_a_log_4f1d';
 const WEBHOOK_SECRET = 'whsec_never_in_a_log_9c2e';
@@ -220,7 +220,7 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       currency: 'eur',
       recurring: { interval: 'month' },
     });
-    expect(sub.billing_cycle_anchor).toBe(nextMonthStart(t.clock.now()));
+    expect(sub.billing_cycle_anchor).toBe(second(nextMonthStart(t.clock.now())));
     expect(sub.metadata).toEqual({ accountId });
     const audit = await db()
       .selectFrom('auditEvents')

@@ -5,6 +5,7 @@ import type { Clock } from '../adapters/clock.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import * as customers from './billing-customers.repo.js';
+import { nextMonthStart, second } from './money.js';
 import {
   type IssuedInvoice,
   type PaymentProcessor,
@@ -31,10 +32,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `svc_agent_small_eu_monthly`: the lookup key of a cell's monthly slot price. */
 export const slotLookupKey = (cell: Pick<SlotQuantity, 'product' | 'size' | 'region'>) =>
   `svc_${cell.product}_${cell.size}_${cell.region}_monthly`;
-
-/** The first instant of the next calendar month (UTC), in Unix seconds. */
-export const nextMonthStart = (now: Date) =>
-  Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
 
 /**
  * `BILLING_PROVIDER=stripe`, through the official SDK: one customer per account (metadata
@@ -203,7 +200,7 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
           price: prices.get(slotLookupKey(slot)) as string,
           quantity: slot.quantity,
         })),
-        billing_cycle_anchor: nextMonthStart(clock.now()),
+        billing_cycle_anchor: second(nextMonthStart(clock.now())),
         proration_behavior: 'create_prorations',
         collection_method: 'charge_automatically',
         payment_behavior: 'allow_incomplete',

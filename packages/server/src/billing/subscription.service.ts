@@ -1,4 +1,4 @@
-import type { SubscriptionStatus } from '@svc/contract';
+import { STANDS_AT, type SubscriptionMove } from '@svc/contract';
 import { type Actor, MANAGERS, type Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
@@ -8,13 +8,14 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
 import * as customers from './billing-customers.repo.js';
 import { withBillingLease } from './billing-lease.repo.js';
-import { standingByInvoices } from './dunning.js';
+import { moveByInvoices } from './dunning.js';
 import { oldestOverdueDueAt } from './invoices.repo.js';
 import { syncSubscriptionLater } from './payment.jobs.js';
 import type { PaymentProcessor, ProcessorEvent } from './payment-processor.js';
 import { ProcessorUnavailable } from './payment-processor.js';
 import type { Prices } from './price-book.js';
 import { slotQuantities } from './slot-quantities.js';
+import { lockSubscriptionStatus, moveSubscriptionStatus } from './subscription.repo.js';
 
 /** How long an activation waits for another process's work on the account's subscription. */
 const ACTIVATION_WAIT_MS = 20_000;
@@ -53,13 +54,21 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
       clock.now(),
     );
 
-  const setStatus = (tx: Executor, accountId: string, status: SubscriptionStatus) =>
-    tx
-      .updateTable('accounts')
-      .set({ subscriptionStatus: status, updatedAt: clock.now() })
-      .where('id', '=', accountId)
-      .returning(['id as accountId', 'subscriptionActive', 'subscriptionStatus'])
-      .executeTakeFirstOrThrow();
+  /**
+   * An owner's (or the operator's) move, on the account's locked row: where it stands after it,
+   * moved or not (an owner's change is audited either way).
+   */
+  const moveLocked = async (tx: Executor, accountId: string, move: SubscriptionMove) => {
+    const account = await lockSubscriptionStatus(tx, accountId);
+    if (!account) throw new AppError('not_found');
+    const to = await moveSubscriptionStatus(tx, account, move, clock.now());
+    const subscriptionStatus = to ?? account.subscriptionStatus;
+    return {
+      accountId,
+      subscriptionActive: subscriptionStatus !== 'inactive',
+      subscriptionStatus,
+    };
+  };
 
   return {
     /**
@@ -78,10 +87,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
       );
       const now = clock.now();
       const overdueSince = await oldestOverdueDueAt(database.db, accountId, now);
-      if (
-        overdueSince &&
-        standingByInvoices('active', overdueSince, now, deps.graceDays) === 'inactive'
-      ) {
+      if (moveByInvoices(overdueSince, now, deps.graceDays) === 'grace_passed') {
         throw new AppError('invoices_overdue');
       }
       try {
@@ -110,7 +116,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
               const second = Math.floor(clock.now().getTime() / 1000) * 1000;
               await customers.setStatusEventAt(tx, accountId, new Date(second));
             }
-            const row = await setStatus(tx, accountId, status);
+            const row = await moveLocked(tx, accountId, STANDS_AT[status]);
             await audit(tx, actor, accountId, { active: true, status });
             return row;
           });
@@ -129,7 +135,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
     async deactivate(actor: Actor, accountId: string) {
       return database.transaction(async (tx) => {
         await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
-        const row = await setStatus(tx, accountId, 'inactive');
+        const row = await moveLocked(tx, accountId, 'deactivated');
         await processor.detachSubscription(tx, accountId);
         await syncSubscriptionLater(tx, deps.jobs, accountId);
         await audit(tx, actor, accountId, { active: false, status: 'inactive' });
@@ -188,16 +194,10 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
         if (!row.subscriptionId || aboutOther) return;
         if (row.statusEventAt && event.occurredAt < row.statusEventAt) return;
         await customers.setStatusEventAt(tx, row.accountId, event.occurredAt);
-        const current = await tx
-          .selectFrom('accounts')
-          .select('subscriptionStatus')
-          .where('id', '=', row.accountId)
-          .forUpdate()
-          .executeTakeFirst();
+        const current = await lockSubscriptionStatus(tx, row.accountId);
         if (!current) return;
-        const next = nextStatus(current.subscriptionStatus, event);
-        if (next === current.subscriptionStatus) return;
-        await setStatus(tx, row.accountId, next);
+        const next = await moveSubscriptionStatus(tx, current, moveOf(event), clock.now());
+        if (!next) return;
         await audit(tx, null, row.accountId, {
           active: next !== 'inactive',
           status: next,
@@ -208,17 +208,15 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
   };
 }
 
-/** Where a processor event moves the subscription from `current`. */
-function nextStatus(current: SubscriptionStatus, event: ProcessorEvent): SubscriptionStatus {
+/** The move a processor event about the account's subscription makes. */
+function moveOf(event: Exclude<ProcessorEvent, { kind: 'ignored' }>): SubscriptionMove {
   switch (event.kind) {
     case 'subscription':
-      return event.status;
+      return STANDS_AT[event.status];
     case 'invoice_failed':
-      return current === 'active' ? 'past_due' : current;
+      return 'payment_failed';
     case 'invoice_paid':
-      return current === 'past_due' ? 'active' : current;
-    default:
-      return current;
+      return 'payment_succeeded';
   }
 }
 

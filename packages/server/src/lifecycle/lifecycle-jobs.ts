@@ -7,7 +7,7 @@ import {
   type CreateServerSpec,
   type ServerInfo,
 } from '../adapters/compute/compute-driver.js';
-import { closeUsage, rolloverUsage } from '../billing/usage.js';
+import { closeUsage, rolloverUsage } from '../billing/usage.repo.js';
 import type { Database, Executor } from '../db/database.js';
 import { defineJob, type JobDefinition, type JobRun } from '../jobs/job.js';
 import type { Logger } from '../logger.js';

@@ -2,7 +2,7 @@ import { type BillingType, type ErrorCode, type MachineMoveAction, MOVES } from 
 import type { Membership } from '../accounts/membership.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { takeSubscriptionSlot } from '../billing/slots.js';
-import { rolloverUsage } from '../billing/usage.js';
+import { rolloverUsage } from '../billing/usage.repo.js';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';

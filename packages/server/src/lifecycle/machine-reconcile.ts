@@ -1,5 +1,5 @@
 import { type MachineState, MOVES } from '@svc/contract';
-import { rolloverUsages } from '../billing/usage.js';
+import { rolloverUsages } from '../billing/usage.repo.js';
 import type { LifecycleJobsDeps, MachineJobHooks } from './lifecycle-jobs.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
