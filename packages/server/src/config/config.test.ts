@@ -347,10 +347,31 @@ describe('loadConfig', () => {
     expect(smtp.config.mail).toEqual({
       from: 'Acme Ops <ops@acme.example>',
       emailVerification: 'optional',
-      transport: { kind: 'smtp', url: 'smtp://mailer@mail.example:587?tls.servername=mx.example' },
+      transport: {
+        kind: 'smtp',
+        url: 'smtp://mailer@mail.example:587?tls.servername=mx.example&requireTLS=true',
+      },
     });
     expect(smtp.secrets.smtpPassword).toBe('p%40ss-word');
     expect(JSON.stringify(smtp.config)).not.toContain('ss-word');
+  });
+
+  it('sends a login over smtp:// to another host only after STARTTLS, never in clear', () => {
+    const urlOf = (SMTP_URL: string) => {
+      const { transport } = loadConfig({ SMTP_URL }).config.mail;
+      return transport.kind === 'smtp' ? transport.url : undefined;
+    };
+    // Without it nodemailer skips STARTTLS when the offer is missing (stripped on the way).
+    expect(urlOf('smtp://u:p@mail.example:587')).toBe('smtp://u@mail.example:587?requireTLS=true');
+    expect(urlOf('smtp://u:p@mail.example:587?requireTLS=false')).toBe(
+      'smtp://u@mail.example:587?requireTLS=true',
+    );
+    // TLS from the start, no login, or this host: as written.
+    expect(urlOf('smtps://u:p@mail.example:465')).toBe('smtps://u@mail.example:465');
+    expect(urlOf('smtp://mail.example:25')).toBe('smtp://mail.example:25');
+    expect(urlOf('smtp://u:p@127.0.0.1:2525')).toBe('smtp://u@127.0.0.1:2525');
+    expect(urlOf('smtp://u:p@localhost:2525')).toBe('smtp://u@localhost:2525');
+    expect(urlOf('smtp://u:p@[::1]:2525')).toBe('smtp://u@[::1]:2525');
   });
 
   it('requires a verified e-mail by default in production only, and as EMAIL_VERIFICATION says', () => {

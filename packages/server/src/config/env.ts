@@ -145,8 +145,8 @@ export const EnvSchema = z.object({
   BUNDLE_MAX_FILE_BYTES: integer(100_000_000, 1, 1_000_000_000_000),
   BUNDLE_MAX_TOTAL_BYTES: integer(2_000_000_000, 1, 1_000_000_000_000),
   /**
-   * Outgoing mail's server, `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://`;
-   * query parameters are nodemailer's options. Unset: `.eml` files in `DATA_DIR/outbox/`. Its
+   * Outgoing mail's server, `smtp://user:pass@host:587` (STARTTLS when offered; required with a
+   * user and another host, see splitSmtpUrl) or `smtps://`; query parameters are nodemailer's options. Unset: `.eml` files in `DATA_DIR/outbox/`. Its
    * password is a secret.
    */
   SMTP_URL: optional.pipe(

@@ -13,14 +13,23 @@ export function defaultMailFrom(publicUrl: string): string {
   return `svc <noreply@${isIP(host.replace(/^\[|\]$/g, '')) === 0 ? host : 'localhost'}>`;
 }
 
+/** This host, as `URL` spells its hostname: 127.0.0.0/8, ::1 or localhost. */
+const isLoopbackHost = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+
 /**
  * `SMTP_URL` without its password, which goes to `Secrets`: the rest (user, host, port, options)
- * stays in the loggable configuration, so an operator can see where mail goes.
+ * stays in the loggable configuration, so an operator can see where mail goes. Over `smtp://` to
+ * another host with a user, `requireTLS=true` is set: STARTTLS is only used when the server
+ * offers it, and anyone on the path can strip the offer and read the login in clear.
  */
 export function splitSmtpUrl(raw: string): { url: string; password?: string } {
   const url = new URL(raw);
   // Kept percent-encoded, as the URL holds it: putting it back with the setter restores `raw`.
   const password = url.password;
   url.password = '';
+  if (url.protocol === 'smtp:' && url.username && !isLoopbackHost(url.hostname)) {
+    url.searchParams.set('requireTLS', 'true');
+  }
   return { url: url.href, ...(password && { password }) };
 }

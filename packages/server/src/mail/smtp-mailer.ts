@@ -4,7 +4,7 @@ import type { Mailer } from './mailer.js';
 
 /**
  * Sends through the SMTP server of `url` (`smtp://` upgrades with STARTTLS when the server offers
- * it, `smtps://` is TLS from the start). One connection per message: mail is rare, and a pool
+ * it, and insists with a login to another host: `splitSmtpUrl`; `smtps://` is TLS from the start). One connection per message: mail is rare, and a pool
  * would hold a connection open between messages. Nodemailer's own logger stays off: it would
  * print the AUTH exchange.
  */
