@@ -168,11 +168,11 @@ describe('machines made before the isolation settings', { timeout: 180_000 }, ()
     expect(outside).toContain('11.0.0.0/8');
   });
 
-  it('get the rest at their next start through the driver, and then nothing more', async () => {
+  it('get the rest at their next restart through the driver, and then nothing more', async () => {
     const macBefore = (await instance()).config['volatile.eth0.hwaddr'];
     const sharedBase = await uidBase();
-    await driver.powerOff(id);
-    await driver.powerOn(id);
+    // A restart (the user's) stops and starts it, so that its MAC can be fixed.
+    await driver.reboot(id);
     const now = await instance();
     expect(now.devices.eth0?.hwaddr).toBe(macBefore);
     expect(now.config['security.guestapi']).toBe('false');

@@ -253,6 +253,11 @@ export class IncusComputeDriver implements ComputeDriver {
     return this.#serial.run(id, async () => {
       const instance = await this.#require(id);
       if (instance.status !== 'Running') return this.#start(instance.name);
+      // One made before the isolation settings takes the rest (its MAC) only while stopped.
+      if (alignmentPatch({ ...instance, status: 'Stopped' }, this.options.sizeFactor)) {
+        await this.#stop(instance.name);
+        return this.#start(instance.name);
+      }
       await this.#updateCli(instance);
       if (isAgentInstance(instance)) await this.#pushTls(instance.name, id);
       await this.#changeState(instance.name, 'restart', 'is not running');
