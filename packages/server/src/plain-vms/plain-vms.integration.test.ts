@@ -301,4 +301,21 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       available: true,
     });
   });
+
+  it('lists every OS image unavailable, not a 500, while the driver cannot say which it has', async () => {
+    const bootableImages = t.compute.bootableImages;
+    t.compute.bootableImages = () => Promise.reject(new Error('the Incus socket refused'));
+    try {
+      const res = await client.get('/api/plain-vms/images');
+      expect(res.status).toBe(200);
+      const images = res.body as { key: string; available: boolean }[];
+      expect(images).toHaveLength(7);
+      expect(images.filter((image) => image.available)).toEqual([]);
+    } finally {
+      t.compute.bootableImages = bootableImages;
+    }
+    expect((await client.get('/api/plain-vms/images')).body).toContainEqual(
+      expect.objectContaining({ key: 'debian-12', available: true }),
+    );
+  });
 });

@@ -8,7 +8,7 @@ export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
   const user = (c: { var: { user: { id: string } } }) => c.var.user.id;
 
   // Before `/api/plain-vms/{id}`, which would take `images` for an id.
-  router.mount(api.listOsImages, async () => listOsImages(ctx.compute));
+  router.mount(api.listOsImages, async () => listOsImages(ctx.compute, ctx.log.http));
   router.mount(api.createPlainVm, async ({ body }, c) => {
     // Creating a machine waits for a verified e-mail where the operator requires one.
     ctx.accounts.requireVerifiedEmail(c.var.user);
