@@ -114,7 +114,8 @@ describe('local machines’ ports', () => {
 
   it('takes over a reservation whose process and machine are gone, never a live one', async () => {
     const third = driver('third');
-    const [firstFile, secondFile] = ports.map((each) => path.join(reservations.dir, String(each)));
+    const firstFile = path.join(reservations.dir, String(ports[0]));
+    const secondFile = path.join(reservations.dir, String(ports[1]));
     // A live process's reservation of a machine without a record yet (being made) is kept.
     const making = (file: string) =>
       writeFile(
