@@ -248,6 +248,7 @@ export async function createContext(
     prices: config.billing.prices,
     jobs,
     billing: config.billing,
+    processor: paymentProcessor,
     publicUrl,
     log: log.root.child({ subsystem: 'billing' }),
   });
@@ -292,7 +293,7 @@ export async function createContext(
       prices: config.billing.prices,
       log: billingLog,
     }),
-    ...invoicesJobs({ billing, provider: config.billing.provider.kind }),
+    ...invoicesJobs({ billing, processor: paymentProcessor }),
     ...(overrides.extraJobs ?? []),
   ] as JobDefinition<unknown>[];
   return {

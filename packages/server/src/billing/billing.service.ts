@@ -12,6 +12,7 @@ import { invoicePage } from './invoice-page.html.js';
 import * as invoices from './invoices.repo.js';
 import { accountLedger } from './ledger.repo.js';
 import { billLines, monthStart, nextMonthStart, totalOf } from './money.js';
+import type { PaymentProcessor } from './payment-processor.js';
 import { closePeriods, type PeriodCloseDeps } from './period-close.js';
 import type { Prices } from './price-book.js';
 import { removeSlot } from './slots.js';
@@ -35,6 +36,7 @@ export function createBillingService({
   prices,
   jobs,
   billing,
+  processor,
   publicUrl,
   log,
 }: {
@@ -43,7 +45,8 @@ export function createBillingService({
   membership: Membership;
   prices: Prices;
   jobs: Pick<JobQueue, 'enqueue'>;
-  billing: Pick<BillingConfig, 'invoiceDueDays' | 'graceDays' | 'provider'>;
+  billing: Pick<BillingConfig, 'invoiceDueDays' | 'graceDays'>;
+  processor: Pick<PaymentProcessor, 'subscriptionsFollowInvoices'>;
   publicUrl: string;
   log: Logger;
 }) {
@@ -146,7 +149,7 @@ export function createBillingService({
           },
           clock.now(),
         );
-        if (billing.provider.kind === 'none') {
+        if (processor.subscriptionsFollowInvoices) {
           const account = await lockSubscriptionStatus(tx, paid.accountId);
           if (account) {
             const overdue = await invoices.oldestOverdueDueAt(tx, paid.accountId, clock.now());

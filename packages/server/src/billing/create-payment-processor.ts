@@ -2,10 +2,14 @@ import type { Clock } from '../adapters/clock.js';
 import type { BillingConfig } from '../config/config.js';
 import type { Secrets } from '../config/secrets.js';
 import type { Database } from '../db/database.js';
-import { noPaymentProcessor, type PaymentProcessor } from './payment-processor.js';
-import { createStripeProcessor } from './stripe-processor.js';
+import type { PaymentProcessor } from './payment-processor.js';
+import { noPaymentProcessor } from './processors/none.js';
+import { createStripeProcessor } from './processors/stripe/stripe-processor.js';
 
-/** The payment processor `BILLING_PROVIDER` names (its keys from the secrets). */
+/**
+ * The payment processor `BILLING_PROVIDER` names (its keys from the secrets): the one place that
+ * asks which is configured; everything else speaks to the port.
+ */
 export function createPaymentProcessor(
   billing: BillingConfig,
   secrets: Secrets,

@@ -345,7 +345,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
           return { active: 0, past_due: 0, inactive: 0 };
         },
       },
-      provider: 'stripe',
+      processor: { subscriptionsFollowInvoices: false },
     });
     await stripeDunning?.run(
       {},

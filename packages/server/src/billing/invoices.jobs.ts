@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineJob } from '../jobs/job.js';
 import type { BillingService } from './billing.service.js';
+import type { PaymentProcessor } from './payment-processor.js';
 
 /**
  * `billing.close-period`, hourly: closes every finished month not yet invoiced (a month closes
@@ -10,7 +11,7 @@ import type { BillingService } from './billing.service.js';
  */
 export function invoicesJobs(deps: {
   billing: Pick<BillingService, 'closePeriods' | 'runDunning'>;
-  provider: 'none' | 'stripe';
+  processor: Pick<PaymentProcessor, 'subscriptionsFollowInvoices'>;
 }) {
   return [
     defineJob({
@@ -33,7 +34,7 @@ export function invoicesJobs(deps: {
       retryLimit: 0,
       concurrency: 1,
       async run() {
-        if (deps.provider !== 'none') return;
+        if (!deps.processor.subscriptionsFollowInvoices) return;
         await deps.billing.runDunning();
       },
     }),

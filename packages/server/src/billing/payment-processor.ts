@@ -54,14 +54,19 @@ export type ProcessorEvent = {
 );
 
 /**
- * Who collects the money (`BILLING_PROVIDER`): `none` (the operator marks invoices paid) or
- * `stripe`. Every call may be retried: a processor must make repeats harmless (idempotency keys,
+ * Who collects the money (`BILLING_PROVIDER`, chosen once in `create-payment-processor.ts`):
+ * `none` (processors/none.ts: the operator marks invoices paid) or `stripe` (processors/stripe/). Every call may be retried: a processor must make repeats harmless (idempotency keys,
  * lookups before creates). Calls that reach the processor over the network run in jobs, except
  * activation, which the customer waits for. A processor that cannot be reached throws
  * `ProcessorUnavailable`.
  */
 export interface PaymentProcessor {
-  readonly kind: 'none' | 'stripe';
+  /**
+   * Whether the service moves subscriptions by their invoices (dunning, the operator's
+   * `invoice paid`): a processor with no subscriptions of its own. One with them moves them by its
+   * webhooks instead, and the daily sweep syncs them.
+   */
+  readonly subscriptionsFollowInvoices: boolean;
   /**
    * Activation, while the caller waits: the processor's customer and, once the account has
    * slots, its subscription of them, recorded for the account. Returns where the subscription
@@ -103,13 +108,3 @@ export interface PaymentProcessor {
 export class ProcessorUnavailable extends Error {
   override name = 'ProcessorUnavailable';
 }
-
-/** `BILLING_PROVIDER=none`: subscriptions just start and end; the operator marks invoices paid. */
-export const noPaymentProcessor: PaymentProcessor = {
-  kind: 'none',
-  activateSubscription: async () => ({ status: 'active', subscriptionId: null }),
-  detachSubscription: async () => {},
-  syncSlots: async () => {},
-  endSubscriptions: async () => {},
-  collectInvoice: async () => ({ providerInvoiceId: null, settled: false }),
-};

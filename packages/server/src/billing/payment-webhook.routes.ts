@@ -10,7 +10,7 @@ import type { Router } from '../http/router.js';
 export function mountPaymentWebhookRoutes(router: Router, ctx: AppContext) {
   router.mount(api.stripeWebhook, async (_input, c) => {
     const { paymentProcessor: processor } = ctx;
-    if (processor.kind !== 'stripe' || !processor.readWebhook) throw new AppError('not_found');
+    if (!processor.readWebhook) throw new AppError('not_found');
     const body = new Uint8Array(await c.req.arrayBuffer());
     const event = processor.readWebhook(body, c.req.header('stripe-signature'));
     await ctx.subscriptions.applyEvent(event);

@@ -100,7 +100,8 @@ export function paymentJobs(deps: {
       retryLimit: 0,
       concurrency: 1,
       async run() {
-        if (processor.kind === 'none') return;
+        // Without subscriptions at the processor there is nothing to sync.
+        if (processor.subscriptionsFollowInvoices) return;
         let after: string | undefined;
         for (;;) {
           const page = await customerAccounts(database.db, after, SWEEP_PAGE);

@@ -1,6 +1,6 @@
 import type { SubscriptionStatus } from '@svc/contract';
 import type Stripe from 'stripe';
-import type { ProcessorEvent } from './payment-processor.js';
+import type { ProcessorEvent } from '../../payment-processor.js';
 
 /** Stripe's subscription statuses in the service's words (docs/billing.md). */
 export const STATUS: Readonly<Record<string, SubscriptionStatus>> = {

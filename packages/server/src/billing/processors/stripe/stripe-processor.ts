@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { SubscriptionStatus } from '@svc/contract';
 import Stripe from 'stripe';
-import type { Clock } from '../adapters/clock.js';
-import type { Database } from '../db/database.js';
-import { AppError } from '../errors.js';
-import * as customers from './billing-customers.repo.js';
-import { nextMonthStart, second } from './money.js';
+import type { Clock } from '../../../adapters/clock.js';
+import type { Database } from '../../../db/database.js';
+import { AppError } from '../../../errors.js';
+import * as customers from '../../billing-customers.repo.js';
+import { nextMonthStart, second } from '../../money.js';
 import {
   type IssuedInvoice,
   type PaymentProcessor,
   ProcessorUnavailable,
   type SlotQuantity,
-} from './payment-processor.js';
+} from '../../payment-processor.js';
 import { STATUS, toProcessorEvent } from './stripe-events.js';
 
 export interface StripeProcessorDeps {
@@ -251,7 +251,7 @@ export function createStripeProcessor(deps: StripeProcessorDeps): PaymentProcess
   }
 
   return {
-    kind: 'stripe',
+    subscriptionsFollowInvoices: false,
 
     activateSubscription: (account) =>
       unavailableOnFailure(() => reconcile(account, account.slots, 'always')),
