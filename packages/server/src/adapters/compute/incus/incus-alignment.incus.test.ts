@@ -6,6 +6,7 @@ import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
+import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';
 import type { AclRule } from './incus-firewall.js';
@@ -22,6 +23,12 @@ const id = randomUUID();
 const name = `svc-${id}`;
 let project: Awaited<ReturnType<typeof createIncusProject>>;
 let client: IncusClient;
+/**
+ * Every change here outside the driver takes the lock the driver's firewall changes take: Incus
+ * rewrites the bridge's whole ruleset at each, and two at once can leave a stale one enforced
+ * (another file's machines would get this one's old rules).
+ */
+let locked: <T>(change: () => Promise<T>) => Promise<T>;
 let driver: IncusComputeDriver;
 let address: string;
 
@@ -32,6 +39,8 @@ const uidBase = async () => Number((await exec('cat /proc/self/uid_map')).stdout
 beforeAll(async () => {
   project = await createIncusProject();
   client = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+  const firewall = new IncusBridgeFirewall(client, 'incusbr0');
+  locked = (change) => firewall.exclusive(change);
   driver = new IncusComputeDriver(
     {
       socketPath: INCUS_SOCKET,
@@ -72,45 +81,51 @@ beforeAll(async () => {
   );
   const eth0 = metadata.devices.eth0 as Record<string, string>;
   const { architecture, ephemeral, profiles, stateful, description } = metadata;
-  await client.call('PUT', `/1.0/instances/${name}`, {
-    body: {
-      architecture,
-      ephemeral,
-      profiles,
-      stateful,
-      description,
-      config,
-      devices: {
-        ...metadata.devices,
-        eth0: {
-          type: 'nic',
-          network: 'incusbr0',
-          name: 'eth0',
-          'ipv4.address': eth0['ipv4.address'] as string,
+  await locked(() =>
+    client.call('PUT', `/1.0/instances/${name}`, {
+      body: {
+        architecture,
+        ephemeral,
+        profiles,
+        stateful,
+        description,
+        config,
+        devices: {
+          ...metadata.devices,
+          eth0: {
+            type: 'nic',
+            network: 'incusbr0',
+            name: 'eth0',
+            'ipv4.address': eth0['ipv4.address'] as string,
+          },
         },
       },
-    },
-    ...(etag && { headers: { 'If-Match': etag } }),
-  });
+      ...(etag && { headers: { 'If-Match': etag } }),
+    }),
+  );
   const acl = await client.call<{ config: Record<string, string>; ingress: AclRule[] }>(
     'GET',
     `/1.0/network-acls/${name}`,
   );
-  await client.call('PUT', `/1.0/network-acls/${name}`, {
-    body: {
-      config: acl.config,
-      ingress: acl.ingress,
-      egress: [
-        {
-          action: 'allow',
-          state: 'enabled',
-          source: `${address}/32`,
-          destination: '0.0.0.0/1,128.0.0.0/1',
-        },
-      ],
-    },
-  });
-  await client.call('PUT', `/1.0/instances/${name}/state`, { body: { action: 'start' } });
+  await locked(() =>
+    client.call('PUT', `/1.0/network-acls/${name}`, {
+      body: {
+        config: acl.config,
+        ingress: acl.ingress,
+        egress: [
+          {
+            action: 'allow',
+            state: 'enabled',
+            source: `${address}/32`,
+            destination: '0.0.0.0/1,128.0.0.0/1',
+          },
+        ],
+      },
+    }),
+  );
+  await locked(() =>
+    client.call('PUT', `/1.0/instances/${name}/state`, { body: { action: 'start' } }),
+  );
   await waitFor(
     async () => (await exec('ip -4 -o addr show eth0')).stdout.includes(` ${address}/`),
     120_000,
@@ -208,15 +223,17 @@ describe('a new machine and an address a leftover ACL still names', { timeout: 1
     const taken = freeAddress('10.77.0.1/24', used) as string;
     const leftoverId = randomUUID();
     const newId = randomUUID();
-    await client.call('POST', '/1.0/network-acls', {
-      body: {
-        name: `svc-${leftoverId}`,
-        config: { 'user.svc.machine-id': leftoverId, 'user.svc.project': project.name },
-        egress: [
-          { action: 'allow', state: 'enabled', source: `${taken}/32`, destination: '0.0.0.0/0' },
-        ],
-      },
-    });
+    await locked(() =>
+      client.call('POST', '/1.0/network-acls', {
+        body: {
+          name: `svc-${leftoverId}`,
+          config: { 'user.svc.machine-id': leftoverId, 'user.svc.project': project.name },
+          egress: [
+            { action: 'allow', state: 'enabled', source: `${taken}/32`, destination: '0.0.0.0/0' },
+          ],
+        },
+      }),
+    );
     try {
       const made = await driver.createServer({
         id: newId,
@@ -232,7 +249,7 @@ describe('a new machine and an address a leftover ACL still names', { timeout: 1
       expect(made.ipv4).not.toBe(taken);
     } finally {
       await driver.deleteServer(newId);
-      await client.call('DELETE', `/1.0/network-acls/svc-${leftoverId}`);
+      await locked(() => client.call('DELETE', `/1.0/network-acls/svc-${leftoverId}`));
     }
   });
 });
