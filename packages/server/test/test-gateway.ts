@@ -69,6 +69,8 @@ export async function startTestGateway(
   await new Promise<void>((resolve) => gateway.server.listen(port, '127.0.0.1', resolve));
   return {
     home,
+    /** The gateway's TLS (a certificate can be handed to it as a push would). */
+    tls,
     port: (gateway.server.address() as AddressInfo).port,
     async close() {
       await gateway.close();

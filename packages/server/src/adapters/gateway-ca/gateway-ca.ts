@@ -89,11 +89,11 @@ export class GatewayCa {
    * A server certificate naming `machineId` for `publicKey` (the machine's own key, as its
    * handshake showed it, or one made by `machineCredentials`), valid `MACHINE_CERT_DAYS`.
    */
-  issueMachineCert(machineId: string, publicKey: KeyObject): Promise<string> {
+  issueMachineCert(machineId: string, publicKey: KeyObject, days = MACHINE_CERT_DAYS) {
     return this.#issue({
       name: gatewayServerName(machineId),
       publicKey,
-      days: MACHINE_CERT_DAYS,
+      days,
       usage: x509.ExtendedKeyUsage.serverAuth,
     });
   }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID, X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { get } from 'node:https';
 import { createServer } from 'node:net';
@@ -220,6 +220,17 @@ describe('hetzner driver', () => {
       });
       expect(opened).toBe(302);
       gateways.close();
+      // Left running into its certificate's last days, it gets a new one from the reconciler.
+      const certFile = path.join(gateway.home, '.crabglamp/gateway-tls/cert.pem');
+      const validTo = async () => new Date(new X509Certificate(await readFile(certFile)).validTo);
+      const ownKey = createPublicKey(
+        await readFile(path.join(gateway.home, '.crabglamp/gateway-tls/key.pem')),
+      );
+      const ca = driver.options.gatewayCa as GatewayCa;
+      expect(await gateway.tls?.take(await ca.issueMachineCert(id, ownKey, 5))).toBeUndefined();
+      const ending = await validTo();
+      await driver.reconcile();
+      expect((await validTo()).getTime()).toBeGreaterThan(ending.getTime() + 20 * 86_400_000);
       // A new token lands the same way; a push signed with another key is refused.
       await driver.setBootstrapEnv(id, { ...spec.bootstrapEnv, SVC_HMAC_TOKEN: 'renewed' });
       expect((await readAgentEnv(gateway.home)).SVC_HMAC_TOKEN).toBe('renewed');
