@@ -28,7 +28,6 @@ import {
 } from './app-connections/authorization.service.js';
 import { createConnectionTokens } from './app-connections/connection-tokens.js';
 import { createProviderClients } from './app-connections/oauth-client.js';
-import { TokenCipher } from './app-connections/token-cipher.js';
 import { type AuditService, createAuditService } from './audit/audit.service.js';
 import { type BillingService, createBillingService } from './billing/billing.service.js';
 import { createPaymentProcessor } from './billing/create-payment-processor.js';
@@ -46,6 +45,7 @@ import { createPublishService, type PublishService } from './bundles/publish.ser
 import { createSearchService, type SearchService } from './bundles/search.service.js';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
+import { TokenCipher } from './crypto/token-cipher.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEdgeRoutes, type EdgeRoutes } from './edge/edge-routes.js';

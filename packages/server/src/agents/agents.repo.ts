@@ -1,8 +1,14 @@
 import { CHANGES } from '@svc/contract';
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import type { AgentRow, AgentsTable } from '../db/schema.js';
 import { findMachine } from '../lifecycle/machine.repo.js';
+
+/**
+ * The column change that moves an Agent's token generation on, so that every token issued
+ * before is dead: a transfer, and a destroy (its token stays dead even if teardown fails).
+ */
+export const NEXT_TOKEN_GEN = { tokenGen: sql<number>`token_gen + 1` };
 
 export const insertAgent = (db: Executor, agent: Insertable<AgentsTable>) =>
   db.insertInto('agents').values(agent).returningAll().executeTakeFirstOrThrow();

@@ -11,7 +11,6 @@ import {
   type Size,
 } from '@svc/contract';
 import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
-import { sql } from 'kysely';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
@@ -33,9 +32,6 @@ import { issueAgentToken, readAgentToken, SILENT_AGENT_STATE } from './agent-tok
 import { newSubdomain, toApiAgent } from './agent-view.js';
 import { PUSH_TOKEN_JOB } from './agents.jobs.js';
 import * as repo from './agents.repo.js';
-
-/** A transfer moves the token generation on (see `transfer`). */
-const NEXT_GEN = { tokenGen: sql<number>`token_gen + 1` };
 
 /** Legacy-cohort Agents run on this provider. */
 export const LEGACY_PROVIDER = 'fly';
@@ -269,7 +265,7 @@ export function createAgentsService(deps: AgentsDeps) {
           agent,
           targetAccountId,
           'invalid_state',
-          NEXT_GEN,
+          repo.NEXT_TOKEN_GEN,
         );
         await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
         return toAgent(moved);
@@ -339,7 +335,7 @@ export function createAgentsService(deps: AgentsDeps) {
         const moved = await applyMove(tx, context, agent, action, {
           notCloning: MOVES[action].refusedWhileCloning,
           // A destroyed Agent's token must stay dead even if teardown fails.
-          ...(action === 'destroy' && { also: { tokenGen: sql<number>`token_gen + 1` } }),
+          ...(action === 'destroy' && { also: repo.NEXT_TOKEN_GEN }),
         });
         return toAgent(moved);
       });

@@ -1,6 +1,7 @@
 import type { AppConnection, AppProvider, ConnectionToken } from '@svc/contract';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
+import type { TokenCipher } from '../crypto/token-cipher.js';
 import type { Database, Executor } from '../db/database.js';
 import type { AppConnectionRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
@@ -11,7 +12,6 @@ import type { ConnectionTokens } from './connection-tokens.js';
 import type { ProviderClient } from './oauth-client.js';
 import { revokeAtProvider } from './provider-api.js';
 import { describeProviderError } from './refresh-errors.js';
-import type { TokenCipher } from './token-cipher.js';
 
 /** Who asks: a signed-in user (any of their accounts) or an Agent (its account only). */
 export type Caller = { readonly userId: string } | { readonly agentAccountId: string };

@@ -24,7 +24,7 @@ import { APP_BINDING_COOKIE } from './browser-binding.js';
  * - referrer, history and messaging: "the callback page: …";
  * - rotation and reuse detection: apps-refresh ("50 concurrent requests …", "two service
  *   processes …") and apps-processes (real processes on PostgreSQL);
- * - stored tokens protected: token-cipher.test.ts and apps-delete ("no plaintext token …");
+ * - stored tokens protected: crypto/token-cipher.test.ts and apps-delete ("no plaintext token …");
  * - timeouts and transient errors: apps-refresh (11 s, 5xx, 429, invalid_client, wrong secret,
  *   revoked refresh token);
  * - revocation on delete: apps-delete.

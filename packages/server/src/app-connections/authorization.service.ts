@@ -3,6 +3,7 @@ import type { AppProvider } from '@svc/contract';
 import * as oidc from 'openid-client';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
+import type { TokenCipher } from '../crypto/token-cipher.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -13,7 +14,6 @@ import { readIdentity } from './provider-api.js';
 import { PROVIDERS } from './providers.js';
 import { describeProviderError } from './refresh-errors.js';
 import { grantedScopes, resolveRequestedScopes } from './scopes.js';
-import type { TokenCipher } from './token-cipher.js';
 import { accessTokenLifetime } from './token-freshness.js';
 
 /** The authorization window (spec: 10 minutes). */

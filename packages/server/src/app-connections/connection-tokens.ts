@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppProvider, ConnectionToken } from '@svc/contract';
 import * as oidc from 'openid-client';
 import type { Clock } from '../adapters/clock.js';
+import { type TokenCipher, TokenCipherError } from '../crypto/token-cipher.js';
 import type { Database } from '../db/database.js';
 import type { AppConnectionRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
@@ -14,7 +15,6 @@ import type { ProviderClient } from './oauth-client.js';
 import { PROVIDERS } from './providers.js';
 import { classifyRefreshError, describeProviderError } from './refresh-errors.js';
 import { grantedScopes } from './scopes.js';
-import { type TokenCipher, TokenCipherError } from './token-cipher.js';
 import { accessTokenLifetime, isFresh } from './token-freshness.js';
 
 /** `code` tokens: the provider revokes them after a year unused. */

@@ -1,6 +1,6 @@
+import type { TokenCipher } from '../crypto/token-cipher.js';
 import type { Database } from '../db/database.js';
 import * as repo from './app-connections.repo.js';
-import type { TokenCipher } from './token-cipher.js';
 
 /**
  * The operator's key rotation step: opens every stored token with whichever configured key sealed

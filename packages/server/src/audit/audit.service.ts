@@ -1,13 +1,22 @@
 import type { AuditEvent, AuditLog } from '@svc/contract';
-import { MANAGERS, type Membership } from '../accounts/membership.js';
-import type { Database } from '../db/database.js';
+import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { isIsoInstant, isUuid } from '../util/cursor-values.js';
 import { type AuditKey, listAuditEvents } from './audit.repo.js';
 
 export interface AuditDeps {
   readonly database: Database;
-  readonly membership: Membership;
+  /**
+   * The accounts' check that the user is an owner or admin (`Membership.requireManager`), named
+   * here so that audit/, which accounts/ records into, does not import accounts/ back.
+   */
+  readonly membership: {
+    requireManager(
+      executor: Executor,
+      actor: { userId: string },
+      accountId: string,
+    ): Promise<unknown>;
+  };
 }
 
 const DEFAULT_LIMIT = 50;
@@ -39,7 +48,7 @@ export function createAuditService({ database, membership }: AuditDeps) {
       accountId: string,
       query: { kind?: string; actor?: string; cursor?: string; limit?: number },
     ): Promise<AuditLog> {
-      await membership.requireMember(database.db, { userId }, accountId, MANAGERS);
+      await membership.requireManager(database.db, { userId }, accountId);
       const limit = query.limit ?? DEFAULT_LIMIT;
       const rows = await listAuditEvents(database.db, {
         accountId,

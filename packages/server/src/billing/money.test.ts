@@ -1,6 +1,7 @@
 import type { Cohort, MachineState } from '@svc/contract';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { defaultPriceBook, type Prices } from '../config/price-book.js';
 import {
   type BilledPeriod,
   billLines,
@@ -10,7 +11,6 @@ import {
   nextMonthStart,
   totalOf,
 } from './money.js';
-import { defaultPriceBook, type Prices } from './price-book.js';
 
 const prices: Prices = defaultPriceBook();
 const ACCOUNTS = ['a', 'b', 'c'] as const;

@@ -7,7 +7,7 @@ import {
   type Region,
   type Size,
 } from '@svc/contract';
-import type { Prices } from './price-book.js';
+import type { Prices } from '../config/price-book.js';
 
 /**
  * The money of a bill, from the usage ledger and the slots (docs/billing.md):

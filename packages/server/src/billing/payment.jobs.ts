@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
+import type { Prices } from '../config/price-book.js';
 import type { Database } from '../db/database.js';
 import { defineJob, type JobRun } from '../jobs/job.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -8,7 +9,6 @@ import { customerAccounts } from './billing-customers.repo.js';
 import { withBillingLease } from './billing-lease.repo.js';
 import { loadIssuedInvoice, recordCollection } from './issued-invoice.js';
 import type { PaymentProcessor } from './payment-processor.js';
-import type { Prices } from './price-book.js';
 import { slotQuantities } from './slot-quantities.js';
 import { findSubscriber } from './subscription.repo.js';
 

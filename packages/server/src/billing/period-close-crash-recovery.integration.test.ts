@@ -8,10 +8,10 @@ import { ADMIN_LAUNCHER } from '../../test/admin-cli.js';
 import { TEST_ENV } from '../../test/test-context.js';
 import { createTestDatabase, parentEnv, type TestDatabase, testEnv } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { defaultPriceBook } from '../config/price-book.js';
 import { accountLedger } from './ledger.repo.js';
 import { billLines, monthStart, totalOf } from './money.js';
 import { CLOSE_DELAY_MS } from './period-close.js';
-import { defaultPriceBook } from './price-book.js';
 
 // The period close in real processes on PostgreSQL (`npm run admin -- invoices close`, as an
 // operator runs it): killed with SIGKILL while it issues, then run again, and twice at once. After

@@ -1,11 +1,11 @@
 import type { Clock } from '../adapters/clock.js';
+import type { Prices } from '../config/price-book.js';
 import type { Database } from '../db/database.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
 import * as invoices from './invoices.repo.js';
 import { accountLedger, accountsToBill } from './ledger.repo.js';
 import { billLines, monthStart, nextMonthStart, totalOf } from './money.js';
-import type { Prices } from './price-book.js';
 
 /** The payment processor's job that collects an issued invoice (payload `{ number }`). */
 export const COLLECT_INVOICE_JOB = 'billing.collect-invoice';

@@ -1,6 +1,6 @@
+import type { Prices } from '../config/price-book.js';
 import type { Executor } from '../db/database.js';
 import type { SlotQuantity } from './payment-processor.js';
-import type { Prices } from './price-book.js';
 import { heldSlotCounts } from './slots.repo.js';
 
 /** The account's slots held now, counted per cell, with each cell's monthly price. */

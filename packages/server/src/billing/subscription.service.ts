@@ -2,6 +2,7 @@ import { STANDS_AT, type SubscriptionMove } from '@svc/contract';
 import { type Actor, MANAGERS, type Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
+import type { Prices } from '../config/price-book.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -13,7 +14,6 @@ import { oldestOverdueDueAt } from './invoices.repo.js';
 import { syncSubscriptionLater } from './payment.jobs.js';
 import type { PaymentProcessor, ProcessorEvent } from './payment-processor.js';
 import { ProcessorUnavailable } from './payment-processor.js';
-import type { Prices } from './price-book.js';
 import { slotQuantities } from './slot-quantities.js';
 import { lockSubscriptionStatus, moveSubscriptionStatus } from './subscription.repo.js';
 

@@ -1,6 +1,6 @@
 import type { AdoptedFrom, AgentSource, BundleCredential } from '@svc/contract';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
-import type { TokenCipher } from '../app-connections/token-cipher.js';
+import type { TokenCipher } from '../crypto/token-cipher.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { type AdoptingAgent, withHomeSeed } from './adoption-seed.js';

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { create as createTar, type WriteEntry } from 'tar';
-import { installedMode, readCliBuild } from '../adapters/compute/cli-build.js';
 import { AppError } from '../errors.js';
+import { installedMode, readCliBuild } from '../util/cli-build.js';
 import type { AppEnv } from './app-env.js';
 import { wellFormedText } from './well-formed-text.js';
 

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCliBuild } from './cli-build.js';
+import { readCliBuild } from '../../util/cli-build.js';
 import { pushCliBuild } from './incus/incus-agent.js';
 import type { FileOwner, IncusClient } from './incus/incus-client.js';
 

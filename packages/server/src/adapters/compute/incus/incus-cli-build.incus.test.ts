@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../../../test/clean-up.js';
 import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
-import { readCliBuild } from '../cli-build.js';
+import { readCliBuild } from '../../../util/cli-build.js';
 import { pushCliBuild } from './incus-agent.js';
 import { IncusClient } from './incus-client.js';
 

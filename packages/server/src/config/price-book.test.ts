@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../config/config.js';
+import { ConfigError, loadConfig } from './config.js';
 import defaultPrices from './default-prices.json' with { type: 'json' };
 import { defaultPriceBook, parsePriceBook } from './price-book.js';
 
