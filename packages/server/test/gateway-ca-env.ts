@@ -1,4 +1,4 @@
-import { GatewayCa } from '../src/adapters/gateway-ca/gateway-ca.js';
+import { GatewayCa } from '../src/crypto/gateway-ca.js';
 
 /** A new gateway CA as the environment gives it in production (`GATEWAY_CA_CERT`, `_KEY`, PEM). */
 export async function gatewayCaEnv(): Promise<{ GATEWAY_CA_CERT: string; GATEWAY_CA_KEY: string }> {

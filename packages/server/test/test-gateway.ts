@@ -11,7 +11,7 @@ import { createGatewayServer } from '../../cli/src/gateway/gateway-server.js';
 import { GatewayTls } from '../../cli/src/gateway/gateway-tls.js';
 import { AGENT_ENV_PATH, agentEnvFile } from '../src/adapters/compute/agent-env-file.js';
 import { ENROLLMENT_KEY_COMMAND } from '../src/adapters/compute/hetzner/hetzner-agent.js';
-import type { GatewayCa } from '../src/adapters/gateway-ca/gateway-ca.js';
+import type { GatewayCa } from '../src/crypto/gateway-ca.js';
 
 /**
  * The gateway's TLS: `issued`, a key and certificate from `ca` for `machineId` (as the Incus

@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Region, Size } from '@svc/contract';
+import type { EncryptionKeyring } from '../crypto/token-cipher.js';
 import { type Env, EnvSchema } from './env.js';
 import { type GatewayCaPem, gatewayCaFromEnv } from './gateway-ca-config.js';
 import { hetznerConfig } from './hetzner-config.js';
 import { type IncusPublicSsh, incusPublicSsh } from './incus-public-ssh.js';
 import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
 import { defaultPriceBook, type Prices, parsePriceBook } from './price-book.js';
-import { type EncryptionKeyring, parseEncryptionKeys, parseHmacKey } from './secrets.js';
+import { parseEncryptionKeys, parseHmacKey } from './secrets.js';
 
 /** Where `npm run build -w @svc/web` puts the dashboard, from this file's place in the repo. */
 const DEFAULT_DASHBOARD_DIR = path.join(import.meta.dirname, '../../../web/dist');

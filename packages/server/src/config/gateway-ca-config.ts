@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
+import { GatewayCa } from '../crypto/gateway-ca.js';
 import type { Config, RawSecrets } from './config.js';
 
 const FILE = 'gateway-ca.json';

@@ -1,11 +1,6 @@
 import { inspect } from 'node:util';
-import type { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
-
-/** AES-256-GCM keys by id; `primaryId` seals, every key opens. */
-export interface EncryptionKeyring {
-  readonly primaryId: string;
-  readonly keys: ReadonlyMap<string, Buffer>;
-}
+import type { GatewayCa } from '../crypto/gateway-ca.js';
+import type { EncryptionKeyring } from '../crypto/token-cipher.js';
 
 /**
  * Everything secret the service holds, kept apart from `Config` so that logging or printing the

@@ -1,6 +1,11 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { EncryptionKeyring } from '../config/secrets.js';
 import { secretKey } from '../util/secret-key.js';
+
+/** AES-256-GCM keys by id; `primaryId` seals, every key opens (`ENCRYPTION_KEYS`, config/secrets.ts). */
+export interface EncryptionKeyring {
+  readonly primaryId: string;
+  readonly keys: ReadonlyMap<string, Buffer>;
+}
 
 /**
  * Seals OAuth tokens at rest: AES-256-GCM, a fresh 96-bit IV each time, and the additional

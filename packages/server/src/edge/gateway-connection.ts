@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { GATEWAY_PREFIX } from '@svc/contract/gateway-ticket';
 import { gatewayServerName } from '@svc/contract/gateway-tls';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
-import type { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
+import type { GatewayCa } from '../crypto/gateway-ca.js';
 import { type EdgeTarget, gatewayTarget } from './edge-routes.js';
 
 /**

@@ -3,7 +3,7 @@ import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../../test/test-gateway.js';
-import { GatewayCa } from '../adapters/gateway-ca/gateway-ca.js';
+import { GatewayCa } from '../crypto/gateway-ca.js';
 import { createGatewayConnector, gatewayAnswers } from './gateway-connection.js';
 
 // The TLS path between the service and a cloud machine's gateway, with the real gateway: what

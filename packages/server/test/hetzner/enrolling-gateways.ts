@@ -8,7 +8,7 @@ import {
   enrollKeyOf,
   enrollSecretOf,
 } from '../../src/adapters/compute/hetzner/gateway-exchange.js';
-import { GatewayCa } from '../../src/adapters/gateway-ca/gateway-ca.js';
+import { GatewayCa } from '../../src/crypto/gateway-ca.js';
 
 /**
  * Every Hetzner Agent's gateway at one address, for tests whose servers all get this host's

@@ -15,7 +15,7 @@ import {
   signEnvPush,
 } from '@svc/contract/agent-env-push';
 import { ENROLL_PROOF_PATH, enrollProof, gatewayServerName } from '@svc/contract/gateway-tls';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import { sleep } from './hcloud-client.js';
 
 /** Where a machine's gateway listens, and which machine it must be. */

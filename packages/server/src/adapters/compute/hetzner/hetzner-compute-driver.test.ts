@@ -18,9 +18,9 @@ import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
 import { TEST_ENV } from '../../../../test/test-context.js';
 import { startGatewayFromUserData } from '../../../../test/test-gateway.js';
 import { issueAgentToken } from '../../../agents/agent-token.js';
+import { GatewayCa } from '../../../crypto/gateway-ca.js';
 import { gatewayTarget } from '../../../edge/edge-routes.js';
 import { createGatewayConnector, gatewayAnswers } from '../../../edge/gateway-connection.js';
-import { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { ComputeFailure, type CreateServerSpec } from '../compute-driver.js';
 import { enrollSecretOf } from './gateway-exchange.js';
 

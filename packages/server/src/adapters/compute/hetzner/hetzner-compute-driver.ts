@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule, type Region, type Size } from '@svc/contract';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import {
   type ComputeDriver,
   ComputeFailure,

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import type { ServerInfo } from '../compute-driver.js';
 import {
   addressOf,

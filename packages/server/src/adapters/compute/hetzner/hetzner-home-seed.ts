@@ -11,7 +11,7 @@ import {
   signHomeSeed,
 } from '@svc/contract/agent-env-push';
 import { create } from 'tar';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import { type GatewayAddress, gatewayExchange } from './gateway-exchange.js';
 
 export interface HomeSeedPush {

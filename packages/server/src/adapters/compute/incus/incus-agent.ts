@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import { GATEWAY_TLS_DIR, GATEWAY_TLS_FILES } from '@svc/contract/gateway-tls';
 import ipaddr from 'ipaddr.js';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { CliBuild } from '../../../util/cli-build.js';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import { AGENT_ENV_PATH, agentEnvFile } from '../agent-env-file.js';
 import type { IncusClient } from './incus-client.js';
 

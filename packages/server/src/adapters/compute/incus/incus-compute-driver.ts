@@ -3,11 +3,11 @@ import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
 import { readCliBuild } from '../../../util/cli-build.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { runEach } from '../../../util/run-each.js';
-import type { GatewayCa } from '../../gateway-ca/gateway-ca.js';
 import {
   type ComputeDriver,
   ComputeFailure,
