@@ -307,8 +307,18 @@ EOF
     }
     const victimMac = (await client.call<Instance>('GET', `/1.0/instances/${victim.name}`)).devices
       .eth0?.hwaddr;
-    const { stdout: neighbour } = await run('ip', ['neigh', 'show', victim.ip, 'dev', NETWORK]);
-    expect(neighbour).toContain(`lladdr ${victimMac}`);
+    // The MAC the host holds for the address is the neighbour's (read right after a request:
+    // an idle entry may be gone).
+    const neighbour = await waitFor(
+      async () => {
+        await fetchFromHost(victim.ip, APP_PORT, '/who');
+        const { stdout } = await run('ip', ['neigh', 'show', victim.ip, 'dev', NETWORK]);
+        return stdout.match(/lladdr (\S+)/)?.[1];
+      },
+      15_000,
+      "the host's neighbour entry",
+    );
+    expect(neighbour).toBe(victimMac);
     const stolen = await inside(attacker, 'cat /root/stolen.log 2>/dev/null; echo end');
     expect(stolen.stdout).toBe('end\n');
     expect((await driver.getServer(victimId))?.ipv4).toBe(victim.ip);
