@@ -4,8 +4,9 @@ import type { Executor } from '../db/database.js';
 import type { Actor } from './membership.js';
 
 /**
- * Records a change to an account's members, invitations, tokens or subscription in the caller's
- * transaction; the resource kind is the action's first word (`member.role` → `member`).
+ * Records a change to an account's members, invitations or API tokens in the caller's
+ * transaction; the resource kind is the action's first word (`member.role` → `member`). (Billing
+ * records subscription changes itself, through `recordAuditEvent`.)
  */
 export const accountAuditor =
   (clock: Clock) =>

@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Agent, SIZE_SPECS, subdomainStem } from '@svc/contract';
 import type { AgentRow } from '../db/schema.js';
-import { meteredMachine } from '../lifecycle/machine.repo.js';
-
-/** What usage periods record about an Agent. */
-export const meteredAgent = (row: AgentRow) => meteredMachine('agent', row);
 
 /** The API's Agent row: the stored row plus specs, subdomain URL and ISO timestamps. */
 export function toApiAgent(

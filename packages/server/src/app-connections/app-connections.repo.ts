@@ -1,4 +1,4 @@
-import type { Insertable, Updateable } from 'kysely';
+import type { Insertable } from 'kysely';
 import { SILENT_AGENT_STATE } from '../agents/agent-token.js';
 import type { Executor } from '../db/database.js';
 import type {
@@ -110,12 +110,6 @@ export const listConnections = (db: Executor, accountIds: readonly string[]) =>
         .orderBy('createdAt')
         .orderBy('id')
         .execute();
-
-export const updateConnection = (
-  db: Executor,
-  id: string,
-  changes: Updateable<AppConnectionsTable>,
-) => db.updateTable('appConnections').set(changes).where('id', '=', id).execute();
 
 /** Deletes the row and keeps a tombstone, so its token endpoint can answer 410. */
 export async function deleteWithTombstone(db: Executor, row: AppConnectionRow, now: Date) {
