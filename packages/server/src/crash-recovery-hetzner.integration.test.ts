@@ -7,7 +7,7 @@ import type { Agent } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crashScenario } from '../test/crash-scenario.js';
 import { hetznerEnv } from '../test/hetzner/driver.js';
-import { enrollingGateways } from '../test/hetzner/enrolling-gateways.js';
+import { ENROLLING_GATEWAYS_HOST, enrollingGateways } from '../test/hetzner/enrolling-gateways.js';
 import { type HetznerStandIn, startHetznerStandIn } from '../test/hetzner/stand-in.js';
 import { conformanceOrWarn, expectConformant } from '../test/hetzner/test-helpers.js';
 import { freePort, startService, stopService } from '../test/service-process.js';
@@ -36,9 +36,9 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     standIn = await startHetznerStandIn({ ...(conformance && { conformance }) });
     const stand = standIn;
     // An Agent runs once its gateway answers (port 8443 of its address, over TLS): every server
-    // gets this host's loopback address, where one listener enrolls and answers as each gateway.
+    // gets a loopback address of its own, where one listener enrolls and answers as each gateway.
     gateways = await enrollingGateways(Buffer.from(TEST_ENV.HMAC_KEY, 'base64'));
-    for (let i = 0; i < 100; i += 1) stand.pinNextIpv4('127.0.0.1');
+    for (let i = 0; i < 100; i += 1) stand.pinNextIpv4(ENROLLING_GATEWAYS_HOST);
     dataDir = await mkdtemp(path.join(tmpdir(), 'svc-crash-hetzner-'));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;

@@ -11,6 +11,12 @@ import {
 import { GatewayCa } from '../../src/crypto/gateway-ca.js';
 
 /**
+ * The loopback address the servers of such tests get: not 127.0.0.1, whose port 8443 may be
+ * another program's (an Incus daemon's HTTPS API listens there once a test has enabled it).
+ */
+export const ENROLLING_GATEWAYS_HOST = '127.0.0.43';
+
+/**
  * Every Hetzner Agent's gateway at one address, for tests whose servers all get this host's
  * loopback address (`pinNextIpv4`): as a real gateway after its first boot, a key of its own and
  * a self-signed certificate; the enrollment proof of the machine the service names (by the TLS
@@ -18,7 +24,11 @@ import { GatewayCa } from '../../src/crypto/gateway-ca.js';
  * served from then on to that name; the health check answered. No client certificate is asked
  * for: what is tested through it is the service's side.
  */
-export async function enrollingGateways(hmacKey: Buffer, port = 8443): Promise<Server> {
+export async function enrollingGateways(
+  hmacKey: Buffer,
+  host = ENROLLING_GATEWAYS_HOST,
+  port = 8443,
+): Promise<Server> {
   const own = await GatewayCa.generate();
   const spki = createPublicKey(own.key).export({ type: 'spki', format: 'der' });
   const secret = enrollSecretOf(hmacKey);
@@ -56,7 +66,7 @@ export async function enrollingGateways(hmacKey: Buffer, port = 8443): Promise<S
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
+    server.listen(port, host, resolve);
   });
   return server;
 }

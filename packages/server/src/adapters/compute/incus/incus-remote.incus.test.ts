@@ -10,8 +10,9 @@ import { INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
 import { createComputeDriver } from '../create-compute-driver.js';
 
 // `INCUS_URL`: the driver on the HTTPS API, as for a remote server or a cluster, against this
-// host's daemon listening on loopback (`npm run incus:setup` sets core.https_address), with a
-// client certificate made here and trusted by the daemon for the test's length.
+// host's daemon listening on loopback (core.https_address, set for the test's length and put back
+// after, since port 8443 of loopback is a gateway's port in other tests), with a client
+// certificate made here and trusted by the daemon for the test's length.
 
 const run = promisify(execFile);
 const HTTPS_ADDRESS = '127.0.0.1:8443';
@@ -44,9 +45,11 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
   let trusted: { cert: string; key: string };
   let stranger: { cert: string; key: string };
   let fingerprint: string;
+  let previousAddress: string | undefined;
 
   beforeAll(async () => {
     requireIncus();
+    previousAddress = (await run('incus', ['config', 'get', 'core.https_address'])).stdout.trim();
     await run('incus', ['config', 'set', 'core.https_address', HTTPS_ADDRESS]);
     dir = await mkdtemp(path.join(tmpdir(), 'svc-incus-remote-'));
     trusted = await certificate(dir, 'svc-remote-test');
@@ -59,6 +62,14 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
   afterAll(async () => {
     if (fingerprint) await run('incus', ['config', 'trust', 'remove', fingerprint]).catch(() => {});
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (previousAddress !== undefined) {
+      await run(
+        'incus',
+        ['config', previousAddress ? 'set' : 'unset', 'core.https_address'].concat(
+          previousAddress ? [previousAddress] : [],
+        ),
+      );
+    }
   });
 
   const driverWith = (client: { cert: string; key: string }, serverCertFile?: string) =>
