@@ -191,6 +191,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'development', ...keys }).config.compute.driver).toBe('local');
   });
 
+  it('refuses bad Hetzner lists, each named, rather than starting with a default', () => {
+    const hetzner = { COMPUTE_DRIVER: 'hetzner', HCLOUD_TOKEN: 't' };
+    expect(() => loadConfig({ ...hetzner, HCLOUD_GATEWAY_SOURCES: 'nowhere' })).toThrow(
+      /HCLOUD_GATEWAY_SOURCES: not CIDRs: nowhere/,
+    );
+    expect(() => loadConfig({ ...hetzner, HCLOUD_LOCATIONS: 'us=hil' })).toThrow(
+      /HCLOUD_LOCATIONS: give a location for eu/,
+    );
+    expect(() => loadConfig({ ...hetzner, HCLOUD_SERVER_TYPES: 'tiny-eu=cx22' })).toThrow(
+      /HCLOUD_SERVER_TYPES: "tiny-eu" is not size-region/,
+    );
+  });
+
   it('configures the incus driver with its defaults, and production accepts it', () => {
     const keys = { ENCRYPTION_KEYS: `k:${key(1)}`, HMAC_KEY: key(2) };
     const { config } = loadConfig({

@@ -241,6 +241,8 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
     }
   }
   const publicSsh = env.COMPUTE_DRIVER === 'incus' ? incusPublicSsh(env, check) : undefined;
+  // Read before the problems are thrown: its own problems (a bad HCLOUD_* list) join them.
+  const hetzner = env.COMPUTE_DRIVER === 'hetzner' ? hetznerConfig(env, check) : undefined;
   const gatewayCa = gatewayCaFromEnv(env, problems);
   const prices = env.PRICES_FILE ? loadPriceFile(env.PRICES_FILE, problems) : defaultPriceBook();
   if (problems.length > 0 || !prices) throw new ConfigError(problems);
@@ -299,9 +301,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             egressAllow: env.INCUS_EGRESS_ALLOW,
             ...(publicSsh && { publicSsh }),
           }
-        : env.COMPUTE_DRIVER === 'hetzner'
-          ? hetznerConfig(env, check)
-          : { driver: 'local' },
+        : (hetzner ?? { driver: 'local' }),
     objectStore:
       env.OBJECT_STORE === 's3'
         ? {
