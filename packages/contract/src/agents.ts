@@ -14,7 +14,7 @@ export type BillingType = z.infer<typeof BillingType>;
 export const Cohort = z.enum(['current', 'legacy']);
 export type Cohort = z.infer<typeof Cohort>;
 
-/** vCPU, RAM and disk per size and region: what every provider's server of that size at least has. */
+/** vCPU, RAM and disk per size and region: what every compute driver's server of that size at least has. */
 export const SIZE_SPECS: Readonly<
   Record<Size, Readonly<Record<Region, { vcpu: number; ramGb: number; diskGb: number }>>>
 > = {
@@ -134,11 +134,12 @@ export const getAgent = defineEndpoint({
   errors: [],
 });
 
-const lifecycle = (id: string, verb: string, summary: string) =>
+// Each caller writes its path out whole, so a search for the URL finds its endpoint.
+const lifecycle = (id: string, path: string, summary: string) =>
   defineEndpoint({
     id,
     method: 'POST',
-    path: `/api/agents/{id}/${verb}`,
+    path,
     auth: 'session',
     tag: 'agents',
     summary,
@@ -147,9 +148,21 @@ const lifecycle = (id: string, verb: string, summary: string) =>
     errors: lifecycleErrors,
   });
 
-export const startAgent = lifecycle('startAgent', 'start', 'Start a stopped Agent.');
-export const stopAgent = lifecycle('stopAgent', 'stop', 'Stop a running Agent; its disk is kept.');
-export const restartAgent = lifecycle('restartAgent', 'restart', 'Power-cycle a running Agent.');
+export const startAgent = lifecycle(
+  'startAgent',
+  '/api/agents/{id}/start',
+  'Start a stopped Agent.',
+);
+export const stopAgent = lifecycle(
+  'stopAgent',
+  '/api/agents/{id}/stop',
+  'Stop a running Agent; its disk is kept.',
+);
+export const restartAgent = lifecycle(
+  'restartAgent',
+  '/api/agents/{id}/restart',
+  'Power-cycle a running Agent.',
+);
 
 export const deleteAgent = defineEndpoint({
   id: 'deleteAgent',

@@ -136,11 +136,12 @@ export const getPlainVm = defineEndpoint({
   errors: [],
 });
 
-const lifecycle = (id: string, verb: string, summary: string) =>
+// Each caller writes its path out whole, so a search for the URL finds its endpoint.
+const lifecycle = (id: string, path: string, summary: string) =>
   defineEndpoint({
     id,
     method: 'POST',
-    path: `/api/plain-vms/{id}/${verb}`,
+    path,
     auth: 'session',
     tag,
     summary,
@@ -149,11 +150,19 @@ const lifecycle = (id: string, verb: string, summary: string) =>
     errors: ['invalid_state'],
   });
 
-export const startPlainVm = lifecycle('startPlainVm', 'start', 'Start a stopped Plain VM.');
-export const stopPlainVm = lifecycle('stopPlainVm', 'stop', 'Stop a running Plain VM.');
+export const startPlainVm = lifecycle(
+  'startPlainVm',
+  '/api/plain-vms/{id}/start',
+  'Start a stopped Plain VM.',
+);
+export const stopPlainVm = lifecycle(
+  'stopPlainVm',
+  '/api/plain-vms/{id}/stop',
+  'Stop a running Plain VM.',
+);
 export const restartPlainVm = lifecycle(
   'restartPlainVm',
-  'restart',
+  '/api/plain-vms/{id}/restart',
   'Power-cycle a running Plain VM.',
 );
 
