@@ -14,10 +14,10 @@ import { type Action, ActionWaiter } from './hcloud-actions.js';
 import { HcloudClient, HcloudError, ignoreMissing, sleep } from './hcloud-client.js';
 import { agentFirewall, agentUserData } from './hetzner-agent.js';
 import { type ServerType, type SizeTable, sizeTable } from './hetzner-catalog.js';
-import { fromHcloudRules } from './hetzner-firewall.js';
-import { HetznerFirewalls } from './hetzner-firewalls.js';
+import { fromHcloudRules } from './hetzner-firewall-rules.js';
 import { HetznerGateways } from './hetzner-gateways.js';
 import { HetznerImages } from './hetzner-images.js';
+import { HetznerFirewalls } from './hetzner-machine-firewalls.js';
 import {
   type HcloudFirewall,
   type HcloudImage,

@@ -1,6 +1,6 @@
 import type { ServerInfo } from '../compute-driver.js';
 import type { Action } from './hcloud-actions.js';
-import type { HcloudRule } from './hetzner-firewall.js';
+import type { HcloudRule } from './hetzner-firewall-rules.js';
 
 /** A server as Hetzner Cloud describes it (the fields the driver reads). */
 export interface HcloudServer {

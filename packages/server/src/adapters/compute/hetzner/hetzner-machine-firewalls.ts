@@ -1,7 +1,7 @@
 import type { FirewallRule } from '@svc/contract';
 import type { Action, ActionWaiter } from './hcloud-actions.js';
 import { type HcloudClient, HcloudError, ignoreMissing, sleep } from './hcloud-client.js';
-import { fromHcloudRules, toHcloudRules } from './hetzner-firewall.js';
+import { fromHcloudRules, toHcloudRules } from './hetzner-firewall-rules.js';
 import {
   type HcloudFirewall,
   hcloudLabels,
