@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 
-/** The three providers, by neutral names (docs/reference.md#app-connections). */
+/** The three OAuth providers, by neutral names (docs/reference.md#app-connections). */
 export const AppProvider = z.enum(['suite', 'code', 'music']);
 export type AppProvider = z.infer<typeof AppProvider>;
 

@@ -9,7 +9,7 @@ export interface EncryptionKeyring {
 
 /**
  * Seals OAuth tokens at rest: AES-256-GCM, a fresh 96-bit IV each time, and the additional
- * authenticated data bound to the connection and provider, so a ciphertext copied to another row
+ * authenticated data bound to the connection and OAuth provider, so a ciphertext copied to another row
  * does not open. Envelope: `v1.<keyId>.<iv>.<tag>.<ciphertext>` (base64url), so keys can rotate:
  * sealing uses the primary key, opening uses whichever key the envelope names.
  */

@@ -45,7 +45,7 @@ export function mountDashboard(app: Hono<AppEnv>, dir: string): void {
     }
     return c.html(html, 200, {
       'cache-control': 'no-cache',
-      // The Apps page opens the provider's consent screen in a popup that reports back.
+      // The Apps page opens the OAuth provider's consent screen in a popup that reports back.
       'cross-origin-opener-policy': 'same-origin-allow-popups',
     });
   };

@@ -4,8 +4,8 @@ import type { Logger } from '../logger.js';
 import { countJobs, countMachines, type LabelCount } from './metrics.repo.js';
 
 export type SignInFailure = 'invalid_credentials' | 'rate_limited';
-/** `refreshed`; `unavailable` (provider unreachable or not configured, kept for a retry);
- * `dead` (the provider refused the refresh token: the connection is in error); `stale` (another
+/** `refreshed`; `unavailable` (OAuth provider unreachable or not configured, kept for a retry);
+ * `dead` (the OAuth provider refused the refresh token: the connection is in error); `stale` (another
  * process refreshed first, retried). */
 export type RefreshOutcome = 'refreshed' | 'unavailable' | 'dead' | 'stale';
 

@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js';
 import * as repo from './plain-vms.repo.js';
 
 /**
- * How long one firewall change may hold its VM. Longer than any provider call should take: a
+ * How long one firewall change may hold its VM. Longer than any compute driver call should take: a
  * holder that dies (or hangs) blocks PUTs and the reconciler for this long, no more.
  */
 export const FIREWALL_LEASE_MS = 2 * 60_000;
@@ -45,7 +45,7 @@ export interface FirewallSyncDeps {
 }
 
 /**
- * The database is the record of a VM's firewall and the provider enforces it; these keep the two
+ * The database is the record of a VM's firewall and the compute driver enforces it; these keep the two
  * equal. A change holds the VM's lease (in its row, so it spans processes) from before the driver
  * call until the database has the result, so a PUT and the reconciler never interleave.
  */
@@ -59,7 +59,7 @@ export function firewallSync(deps: FirewallSyncDeps) {
     return repo.takeFirewallLease(db, id, states, { now, until }).then((vm) => vm && { vm, until });
   };
 
-  /** After a failed change: the old rules back at the provider, then the lease released. */
+  /** After a failed change: the old rules back at the compute driver, then the lease released. */
   async function putBack(vm: PlainVmRow, until: Date) {
     try {
       await compute.setFirewall(vm.id, vm.firewallRules);
@@ -119,9 +119,9 @@ export function firewallSync(deps: FirewallSyncDeps) {
 
   return {
     /**
-     * Replaces the VM's rules and answers with what the provider reports (stored as its rules).
+     * Replaces the VM's rules and answers with what the compute driver reports (stored as its rules).
      * A failure anywhere (the driver's answer lost after it applied, the database write) puts the
-     * old rules back at the provider, so both stay on the old rules; if even that fails, the
+     * old rules back at the compute driver, so both stay on the old rules; if even that fails, the
      * reconciler does it.
      */
     async replace(id: string, rules: readonly FirewallRule[]): Promise<FirewallRule[]> {
@@ -141,20 +141,20 @@ export function firewallSync(deps: FirewallSyncDeps) {
         throw error;
       }
       // The lease ran out under the driver call: someone else may act on the VM now, so leave
-      // the provider to them and the reconciler.
+      // the compute driver to them and the reconciler.
       if (!isStored) throw new Error('firewall lease expired during the provider call');
       return reported;
     },
 
     /**
-     * Re-applies the stored rules to every settled VM whose provider reports others (a change
-     * whose put-back failed, a crash between the provider and the database, a change by hand),
-     * and stores what the provider then reports. VMs under a change are left for the next run.
+     * Re-applies the stored rules to every settled VM whose compute driver reports others (a change
+     * whose put-back failed, a crash between the compute driver and the database, a change by hand),
+     * and stores what the compute driver then reports. VMs under a change are left for the next run.
      *
-     * The VMs are read a page at a time and compared with the provider without a lease; only
+     * The VMs are read a page at a time and compared with the compute driver without a lease; only
      * those that differ are leased (one statement per page of them), read again under the lease
      * (a change may have finished meanwhile), repaired, and stored or released (one statement
-     * each). Reads at a slow provider thus hold no VM's lease.
+     * each). Reads at a slow compute driver thus hold no VM's lease.
      */
     async reconcile(pageSize = RECONCILE_PAGE_SIZE): Promise<void> {
       // Repaired a page of differing VMs at a time: drift is rare, so a pass over many pages

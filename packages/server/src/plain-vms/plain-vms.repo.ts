@@ -122,7 +122,7 @@ export const takeFirewallLease = (
     .executeTakeFirst();
 
 /**
- * Records the rules as the provider reported them and ends the lease, only while the lease taken
+ * Records the rules as the compute driver reported them and ends the lease, only while the lease taken
  * until `until` is still this one (false: it expired and someone else may have acted since).
  */
 export const storeFirewallRules = async (
@@ -151,7 +151,7 @@ export const releaseFirewallLease = (db: Executor, id: string, until: Date) =>
 
 /**
  * One keyset page (`id` after `afterId`, at most `limit`) of the VMs in `states` whose firewall
- * lease is free at `now`: the ones the reconciler compares with the provider.
+ * lease is free at `now`: the ones the reconciler compares with the compute driver.
  */
 export const pageOfFreeFirewalls = (
   db: Executor,

@@ -163,7 +163,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     },
 
     /**
-     * The VM's rules as the database has them: what the provider last reported after a change,
+     * The VM's rules as the database has them: what the compute driver last reported after a change,
      * and what the reconciler makes it enforce; before the server exists, the ones it will get.
      */
     async getFirewall(userId: string, id: string): Promise<{ rules: FirewallRule[] }> {
@@ -171,8 +171,8 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     },
 
     /**
-     * Replaces the rule set at the provider and answers with what the provider reports back.
-     * Validation happened before: invalid rules never reach the provider, so the previous ones
+     * Replaces the rule set at the compute driver and answers with what it reports back.
+     * Validation happened before: invalid rules never reach the compute driver, so the previous ones
      * stay in force.
      */
     async putFirewall(
