@@ -55,7 +55,7 @@ export async function measureReconcile(
     await migrateToLatest(ctx.database.db.withoutPlugins());
     const seeded = await seed(ctx, compute, machines);
     const figures: ReconcileFigures[] = [];
-    for (const job of [AGENT.jobs.reconcile, PLAIN_VM.jobs.reconcile]) {
+    for (const { name: job } of [AGENT.jobs.reconcile, PLAIN_VM.jobs.reconcile]) {
       const definition = ctx.jobDefinitions.find((d) => d.name === job);
       if (!definition) throw new Error(`no job ${job}`);
       const before = statements();
@@ -70,7 +70,7 @@ export async function measureReconcile(
         machines,
         seconds,
         statements: statements() - before,
-        repaired: await repaired(ctx, compute, seeded, job === AGENT.jobs.reconcile),
+        repaired: await repaired(ctx, compute, seeded, job === AGENT.jobs.reconcile.name),
       });
     }
     return figures;

@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import { collectInvoice } from '../src/billing/billing.job-types.js';
 import { insertInvoice, takeInvoiceNumber } from '../src/billing/invoices.repo.js';
-import { COLLECT_INVOICE_JOB } from '../src/billing/period-close.js';
 import type { Database, Executor } from '../src/db/database.js';
-import { defineJob } from '../src/jobs/job.js';
+import { handleJob } from '../src/jobs/job.js';
 
 /**
  * Stands for the payment processor's `billing.collect-invoice` while a test context has none of
  * its own: the period close enqueues it in the issuing transaction.
  */
-export const collectInvoiceStand = defineJob({
-  name: COLLECT_INVOICE_JOB,
-  payload: z.object({ number: z.number().int() }),
-  async run() {},
-});
+export const collectInvoiceStand = handleJob(collectInvoice, async () => {});
 
 /** One usage period of a machine on an account, written into the ledger directly. */
 export function insertPeriod(

@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MailService } from '../mail/mail.service.js';
 import { toUser } from './account-views.js';
+import { passwordReset } from './accounts.jobs.js';
 import * as repo from './accounts.repo.js';
 import { createEmailChange } from './email-change.js';
 import * as links from './email-links.repo.js';
@@ -24,9 +25,6 @@ export const LINK_TTL_MS = {
   reset_password: HOUR,
   undo_email_change: 7 * 24 * HOUR,
 } as const;
-
-/** The job that looks an address up and mails it a reset link, if it has an account. */
-export const PASSWORD_RESET_JOB = 'accounts.password-reset';
 
 export interface EmailLinksDeps {
   readonly database: Database;
@@ -151,7 +149,7 @@ export function createEmailLinksService({
       const counters = mailCounters('reset', { email, clientAddress });
       await database.transaction(async (tx) => {
         await takeAttempt(tx, counters, clock.now());
-        await jobs.enqueue(tx, PASSWORD_RESET_JOB, { email });
+        await jobs.enqueue(tx, passwordReset, { email });
       });
     },
 

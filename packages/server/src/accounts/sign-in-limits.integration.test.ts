@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { createLogger } from '../logger.js';
-import { accountsJobs } from './accounts.jobs.js';
+import { accountsJobs, sweepAccounts } from './accounts.jobs.js';
 import { LONGEST_FORGET_MS, SIGN_IN_LIMITS, SIGN_UP_LIMITS } from './sign-in-limits.js';
 
 const PASSWORD = 'correct horse battery';
@@ -101,7 +101,7 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
       emailLinks: t.ctx.emailLinks,
       invitations: t.ctx.invitations,
       log: createLogger({ logLevel: 'silent' }),
-    }).find((job) => job.name === 'accounts.sweep');
+    }).find((job) => job.name === sweepAccounts.name);
     const before = await keys();
     await sweep?.run({} as never, {} as never);
     expect(await keys()).toBe(before);

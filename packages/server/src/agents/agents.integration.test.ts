@@ -4,6 +4,7 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { AGENT } from '../lifecycle/machine-kinds.js';
 import { issueAgentToken } from './agent-token.js';
 
 describe.each(databaseKinds)('Agents on %s', (kind) => {
@@ -304,7 +305,7 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       .where('id', '=', timedOut.id)
       .execute();
     expect(t.compute.servers.has(timedOut.id)).toBe(true);
-    await t.ctx.jobs.enqueue(t.ctx.database.db, 'agents.reconcile', {});
+    await t.ctx.jobs.enqueue(t.ctx.database.db, AGENT.jobs.reconcile, {});
     await waitFor(async () => (await statusOf(stuck.id)) === 'error', 15_000, 'stuck move failed');
     expect((await client.get(`/api/agents/${stuck.id}`)).body.statusReason).toBe('stop_timeout');
     await waitFor(

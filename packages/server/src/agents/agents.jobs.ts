@@ -2,7 +2,7 @@ import { TAKES_TOKEN_PUSH } from '@svc/contract';
 import { z } from 'zod';
 import type { AdoptionService } from '../bundles/adoption.service.js';
 import type { AgentRow } from '../db/schema.js';
-import { defineJob } from '../jobs/job.js';
+import { defineJob, handleJob } from '../jobs/job.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
 import { AGENT } from '../lifecycle/machine-kinds.js';
 import * as repo from './agents.repo.js';
@@ -15,7 +15,14 @@ export interface AgentJobsDeps extends LifecycleJobsDeps {
 }
 
 /** Hands a machine its Agent's current token (after a transfer or a regenerated token). */
-export const PUSH_TOKEN_JOB = 'agent.push-token';
+export const pushToken = defineJob({
+  name: 'agent.push-token',
+  payload: z.object({ agentId: z.uuid() }),
+  // A cloud machine takes a push only while it runs: a stopped one is tried again for hours
+  // (15 s, doubling), so one started meanwhile gets it.
+  retryLimit: 10,
+  retryDelaySeconds: 15,
+});
 
 /** The jobs that complete Agent moves (`agent.provision`, `agent.start`, …, `agents.reconcile`). */
 export const agentJobs = (deps: AgentJobsDeps) => [
@@ -39,21 +46,13 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       if (server && agent.adoptedVersionId) await deps.adoption.counted(tx, agent.adoptedVersionId);
     },
   }),
-  defineJob({
-    name: PUSH_TOKEN_JOB,
-    payload: z.object({ agentId: z.uuid() }),
-    // A cloud machine takes a push only while it runs: a stopped one is tried again for hours
-    // (15 s, doubling), so one started meanwhile gets it.
-    retryLimit: 10,
-    retryDelaySeconds: 15,
-    async run({ agentId }) {
-      // Whatever the generation was when this was enqueued, the current one is what lands: of
-      // two pushes running in either order, the machine ends up with the newest token.
-      const agent = await repo.findAgent(deps.database.db, agentId);
-      // A machine being made gets the token then, one being removed none; a failure here is
-      // retried.
-      if (!agent || agent.provider !== deps.compute.name || !TAKES_TOKEN_PUSH[agent.state]) return;
-      await deps.compute.setBootstrapEnv(agentId, deps.bootstrapEnv(agent));
-    },
+  handleJob(pushToken, async ({ agentId }) => {
+    // Whatever the generation was when this was enqueued, the current one is what lands: of
+    // two pushes running in either order, the machine ends up with the newest token.
+    const agent = await repo.findAgent(deps.database.db, agentId);
+    // A machine being made gets the token then, one being removed none; a failure here is
+    // retried.
+    if (!agent || agent.provider !== deps.compute.name || !TAKES_TOKEN_PUSH[agent.state]) return;
+    await deps.compute.setBootstrapEnv(agentId, deps.bootstrapEnv(agent));
   }),
 ];

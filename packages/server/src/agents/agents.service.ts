@@ -30,7 +30,7 @@ import {
 import { AGENT } from '../lifecycle/machine-kinds.js';
 import { issueAgentToken, readAgentToken, SILENT_AGENT_STATE } from './agent-token.js';
 import { newSubdomain, toApiAgent } from './agent-view.js';
-import { PUSH_TOKEN_JOB } from './agents.jobs.js';
+import { pushToken } from './agents.jobs.js';
 import * as repo from './agents.repo.js';
 
 /** Legacy-cohort Agents run on this provider. */
@@ -166,7 +166,7 @@ export function createAgentsService(deps: AgentsDeps) {
       const row = regenerate
         ? await database.transaction(async (tx) => {
             const bumped = await repo.bumpTokenGen(tx, agentId);
-            if (bumped) await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
+            if (bumped) await jobs.enqueue(tx, pushToken, { agentId });
             return bumped;
           })
         : await repo.findAgent(db, agentId);
@@ -267,7 +267,7 @@ export function createAgentsService(deps: AgentsDeps) {
           'invalid_state',
           repo.NEXT_TOKEN_GEN,
         );
-        await jobs.enqueue(tx, PUSH_TOKEN_JOB, { agentId });
+        await jobs.enqueue(tx, pushToken, { agentId });
         return toAgent(moved);
       });
       deps.forgetRoute?.(moved.subdomain);

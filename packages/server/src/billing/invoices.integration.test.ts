@@ -14,6 +14,7 @@ import { createTestContext, signUpUser, type TestContext } from '../../test/test
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
 import { runAdminCommand } from '../admin/commands.js';
+import { collectInvoice, dunning } from './billing.job-types.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -195,7 +196,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     expect(counter).toMatchObject({ lastNumber: 3, closedThrough: new Date(APRIL) });
     // Each issue enqueued its collection in the same transaction.
     const collected = await sql<{ number: number }>`select (data->>'number')::int as number
-      from pgboss.job where name = 'billing.collect-invoice' order by 1`.execute(db());
+      from pgboss.job where name = ${collectInvoice.name} order by 1`.execute(db());
     expect(collected.rows.map((row) => row.number)).toEqual([1, 2, 3]);
   });
 
@@ -333,7 +334,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
   });
 
   it('with BILLING_PROVIDER=stripe the dunning job leaves subscriptions to the processor', async () => {
-    const job = t.ctx.jobDefinitions.find((d) => d.name === 'billing.dunning');
+    const job = t.ctx.jobDefinitions.find((d) => d.name === dunning.name);
     expect(job).toBeDefined();
     const { invoicesJobs } = await import('./invoices.jobs.js');
     let ran = 0;

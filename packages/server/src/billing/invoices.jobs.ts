@@ -1,11 +1,11 @@
-import { z } from 'zod';
-import { defineJob } from '../jobs/job.js';
+import { handleJob } from '../jobs/job.js';
+import { closePeriod, dunning } from './billing.job-types.js';
 import type { BillingService } from './billing.service.js';
 import type { PaymentProcessor } from './payment-processor.js';
 
 /**
- * `billing.close-period`, hourly: closes every finished month not yet invoiced (a month closes
- * a few minutes after it ends, period-close.ts). `billing.dunning`, hourly with
+ * `closePeriod`, hourly: closes every finished month not yet invoiced (a month closes a few
+ * minutes after it ends, period-close.ts). `dunning`, hourly with
  * BILLING_PROVIDER=none: subscriptions follow their invoices (dunning.ts); with a processor, its
  * webhooks move them instead, and the job does nothing.
  */
@@ -14,29 +14,12 @@ export function invoicesJobs(deps: {
   processor: Pick<PaymentProcessor, 'subscriptionsFollowInvoices'>;
 }) {
   return [
-    defineJob({
-      name: 'billing.close-period',
-      payload: z.object({}),
-      cron: '7 * * * *',
-      // The next hour's run picks up where a failed one stopped.
-      retryLimit: 0,
-      // A first close, or one after downtime, may issue months of invoices for every account.
-      expireInSeconds: 3600,
-      concurrency: 1,
-      async run() {
-        await deps.billing.closePeriods();
-      },
+    handleJob(closePeriod, async () => {
+      await deps.billing.closePeriods();
     }),
-    defineJob({
-      name: 'billing.dunning',
-      payload: z.object({}),
-      cron: '37 * * * *',
-      retryLimit: 0,
-      concurrency: 1,
-      async run() {
-        if (!deps.processor.subscriptionsFollowInvoices) return;
-        await deps.billing.runDunning();
-      },
+    handleJob(dunning, async () => {
+      if (!deps.processor.subscriptionsFollowInvoices) return;
+      await deps.billing.runDunning();
     }),
   ];
 }

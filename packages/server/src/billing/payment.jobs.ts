@@ -1,23 +1,16 @@
-import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import type { Prices } from '../config/price-book.js';
 import type { Database } from '../db/database.js';
-import { defineJob, type JobRun } from '../jobs/job.js';
+import { handleJob, type JobRun } from '../jobs/job.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import { collectInvoice, syncAllSubscriptions, syncSubscription } from './billing.job-types.js';
 import { customerAccounts } from './billing-customers.repo.js';
 import { withBillingLease } from './billing-lease.repo.js';
 import { loadIssuedInvoice, recordCollection } from './issued-invoice.js';
 import type { PaymentProcessor } from './payment-processor.js';
 import { slotQuantities } from './slot-quantities.js';
 import { findSubscriber } from './subscription.repo.js';
-
-/** The payment processor's jobs, by name. */
-export const BILLING_JOBS = {
-  syncSubscription: 'billing.sync-subscription',
-  syncAll: 'billing.sync-all',
-  collectInvoice: 'billing.collect-invoice',
-} as const;
 
 type Jobs = Pick<JobQueue, 'enqueue'>;
 
@@ -30,15 +23,7 @@ export const syncSubscriptionLater = (
   tx: Parameters<Jobs['enqueue']>[0],
   jobs: Jobs,
   accountId: string,
-) => jobs.enqueue(tx, BILLING_JOBS.syncSubscription, { accountId }, { singletonKey: accountId });
-
-/**
- * A processor that cannot be reached fails the attempt; it is retried with backoff, from 30 s
- * doubling with jitter, ten times (the last about eight hours after the first failure). Each run
- * starts from what the database says now, so a late run does the latest work, once; the daily
- * sweep (`billing.sync-all`) catches what the last retry still could not do.
- */
-const RETRIES = { retryLimit: 10, retryDelaySeconds: 30, expireInSeconds: 300 } as const;
+) => jobs.enqueue(tx, syncSubscription, { accountId }, { singletonKey: accountId });
 
 /** How long a job waits for another process's work on the same account before retrying. */
 const LEASE_WAIT_MS = 30_000;
@@ -73,61 +58,46 @@ export function paymentJobs(deps: {
      * An account whose subscription is not inactive: the processor's subscription has its slots.
      * An inactive or deleted one: no live subscription at the processor.
      */
-    defineJob({
-      name: BILLING_JOBS.syncSubscription,
-      payload: z.object({ accountId: z.uuid() }),
-      ...RETRIES,
-      run: ({ accountId }, run) =>
-        reportingGiveUp(run, { accountId }, () =>
-          withBillingLease(deps, accountId, LEASE_WAIT_MS, async () => {
-            const account = await findSubscriber(database.db, accountId);
-            if (!account || account.subscriptionStatus === 'inactive') {
-              await processor.endSubscriptions(accountId);
-              log.info({ accountId }, 'no live subscription at the payment processor');
-              return;
-            }
-            const slots = await slotQuantities(database.db, accountId, deps.prices);
-            await processor.syncSlots(account, slots);
-            log.info({ accountId, cells: slots.length }, 'slots synced to the payment processor');
-          }),
-        ),
-    }),
+    handleJob(syncSubscription, ({ accountId }, run) =>
+      reportingGiveUp(run, { accountId }, () =>
+        withBillingLease(deps, accountId, LEASE_WAIT_MS, async () => {
+          const account = await findSubscriber(database.db, accountId);
+          if (!account || account.subscriptionStatus === 'inactive') {
+            await processor.endSubscriptions(accountId);
+            log.info({ accountId }, 'no live subscription at the payment processor');
+            return;
+          }
+          const slots = await slotQuantities(database.db, accountId, deps.prices);
+          await processor.syncSlots(account, slots);
+          log.info({ accountId, cells: slots.length }, 'slots synced to the payment processor');
+        }),
+      ),
+    ),
     /** Daily, with a processor: every account it knows is synced again. */
-    defineJob({
-      name: BILLING_JOBS.syncAll,
-      payload: z.object({}),
-      cron: '23 3 * * *',
-      retryLimit: 0,
-      concurrency: 1,
-      async run() {
-        // Without subscriptions at the processor there is nothing to sync.
-        if (processor.subscriptionsFollowInvoices) return;
-        let after: string | undefined;
-        for (;;) {
-          const page = await customerAccounts(database.db, after, SWEEP_PAGE);
-          if (page.length === 0) break;
-          await database.transaction(async (tx) => {
-            for (const accountId of page) await syncSubscriptionLater(tx, deps.jobs, accountId);
-          });
-          after = page.at(-1);
-        }
-      },
+    handleJob(syncAllSubscriptions, async () => {
+      // Without subscriptions at the processor there is nothing to sync.
+      if (processor.subscriptionsFollowInvoices) return;
+      let after: string | undefined;
+      for (;;) {
+        const page = await customerAccounts(database.db, after, SWEEP_PAGE);
+        if (page.length === 0) break;
+        await database.transaction(async (tx) => {
+          for (const accountId of page) await syncSubscriptionLater(tx, deps.jobs, accountId);
+        });
+        after = page.at(-1);
+      }
     }),
     /** Enqueued when an invoice is issued: the processor charges what it must. */
-    defineJob({
-      name: BILLING_JOBS.collectInvoice,
-      payload: z.object({ number: z.number().int().positive() }),
-      ...RETRIES,
-      run: ({ number }, run) =>
-        reportingGiveUp(run, { number }, async () => {
-          const invoice = await loadIssuedInvoice(database.db, number);
-          if (!invoice) throw new Error(`invoice ${number} not found`);
-          // Paid meanwhile (the operator recorded a payment): nothing to charge.
-          if (invoice.status !== 'open') return;
-          const outcome = await processor.collectInvoice(invoice);
-          await recordCollection(database.db, number, outcome, deps.clock.now());
-          log.info({ number, ...outcome }, 'invoice handed to the payment processor');
-        }),
-    }),
+    handleJob(collectInvoice, ({ number }, run) =>
+      reportingGiveUp(run, { number }, async () => {
+        const invoice = await loadIssuedInvoice(database.db, number);
+        if (!invoice) throw new Error(`invoice ${number} not found`);
+        // Paid meanwhile (the operator recorded a payment): nothing to charge.
+        if (invoice.status !== 'open') return;
+        const outcome = await processor.collectInvoice(invoice);
+        await recordCollection(database.db, number, outcome, deps.clock.now());
+        log.info({ number, ...outcome }, 'invoice handed to the payment processor');
+      }),
+    ),
   ];
 }

@@ -9,6 +9,7 @@ import { TEST_ENV } from '../../test/test-context.js';
 import { createTestDatabase, parentEnv, type TestDatabase, testEnv } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
 import { defaultPriceBook } from '../config/price-book.js';
+import { collectInvoice } from './billing.job-types.js';
 import { accountLedger } from './ledger.repo.js';
 import { billLines, monthStart, totalOf } from './money.js';
 import { CLOSE_DELAY_MS } from './period-close.js';
@@ -173,7 +174,7 @@ describe.runIf(testEnv.TEST_DATABASE_URL)('the period close under SIGKILL and do
 
     // One collection job per invoice, enqueued with it.
     const jobs = await sql<{ number: number }>`select (data->>'number')::int as number
-      from pgboss.job where name = 'billing.collect-invoice' order by 1`.execute(db());
+      from pgboss.job where name = ${collectInvoice.name} order by 1`.execute(db());
     expect(jobs.rows.map((row) => row.number)).toEqual(
       Array.from({ length: expected }, (_, i) => i + 1),
     );

@@ -3,12 +3,10 @@ import type { Prices } from '../config/price-book.js';
 import type { Database } from '../db/database.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import { collectInvoice } from './billing.job-types.js';
 import * as invoices from './invoices.repo.js';
 import { accountLedger, accountsToBill } from './ledger.repo.js';
 import { billLines, monthStart, nextMonthStart, totalOf } from './money.js';
-
-/** The payment processor's job that collects an issued invoice (payload `{ number }`). */
-export const COLLECT_INVOICE_JOB = 'billing.collect-invoice';
 
 /**
  * A month is closed this long after it ends, so that a state change written at its end by a
@@ -152,7 +150,7 @@ export async function closeAccountPeriod(
       },
       lines,
     );
-    await deps.jobs.enqueue(tx, COLLECT_INVOICE_JOB, { number });
+    await deps.jobs.enqueue(tx, collectInvoice, { number });
     return number;
   });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import type { ObjectStore } from '../adapters/object-store/object-store.js';
 import type { Database } from '../db/database.js';
-import { defineJob } from '../jobs/job.js';
+import { defineJob, handleJob } from '../jobs/job.js';
 import type { Loggers } from '../logger.js';
 import * as repo from './bundles.repo.js';
 import * as stagings from './stagings.repo.js';
@@ -37,6 +37,14 @@ export async function sweepUploads(deps: { database: Database; store: ObjectStor
   return { tickets: expired.length, objects };
 }
 
+/** Hourly: removes upload tickets and staged files nobody finished. */
+export const sweepUploadsJob = defineJob({
+  name: 'bundles.sweep-uploads',
+  payload: z.object({}),
+  cron: '23 * * * *',
+  retryLimit: 0,
+});
+
 export function bundlesJobs(deps: {
   database: Database;
   store: ObjectStore;
@@ -44,15 +52,9 @@ export function bundlesJobs(deps: {
   log: Loggers['root'];
 }) {
   return [
-    defineJob({
-      name: 'bundles.sweep-uploads',
-      payload: z.object({}),
-      cron: '23 * * * *',
-      retryLimit: 0,
-      async run() {
-        const swept = await sweepUploads({ ...deps, now: deps.clock.now() });
-        if (swept.tickets > 0) deps.log.info(swept, 'swept abandoned uploads');
-      },
+    handleJob(sweepUploadsJob, async () => {
+      const swept = await sweepUploads({ ...deps, now: deps.clock.now() });
+      if (swept.tickets > 0) deps.log.info(swept, 'swept abandoned uploads');
     }),
   ];
 }

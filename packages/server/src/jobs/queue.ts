@@ -1,7 +1,7 @@
 import { fromKysely, type Job, type JobResult, PgBoss } from 'pg-boss';
 import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import { DEFAULT_RETRY_LIMIT, type JobDefinition } from './job.js';
+import { DEFAULT_RETRY_LIMIT, type JobDefinition, type JobType } from './job.js';
 
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -15,12 +15,13 @@ export interface EnqueueOptions {
 export interface JobQueue {
   /**
    * Adds a job through `executor`: inside a transaction, the job exists only if the transaction
-   * commits, so a state change and its follow-up work commit or roll back together.
+   * commits, so a state change and its follow-up work commit or roll back together. The payload
+   * is checked against the job's schema now, and again when the job runs.
    */
-  enqueue(
+  enqueue<P>(
     executor: Executor,
-    name: string,
-    payload: unknown,
+    job: JobType<P>,
+    payload: NoInfer<P>,
     options?: EnqueueOptions,
   ): Promise<string | null>;
   /** Creates the queues and schedules; with `work`, also starts claiming and running jobs. */
@@ -106,11 +107,10 @@ export function createJobQueue(
   }
 
   return {
-    async enqueue(executor, name, payload, enqueueOptions = {}) {
-      const definition = definitions.get(name);
-      if (!definition) throw new Error(`Unknown job "${name}"`);
-      const data = definition.payload.parse(payload) as object;
-      return boss.send(name, data, {
+    async enqueue(executor, job, payload, enqueueOptions = {}) {
+      if (!definitions.has(job.name)) throw new Error(`Unknown job "${job.name}"`);
+      const data = job.payload.parse(payload) as object;
+      return boss.send(job.name, data, {
         db: fromKysely(executor),
         heartbeatSeconds,
         ...(enqueueOptions.startAfterSeconds !== undefined && {

@@ -1,5 +1,4 @@
 import { type MachineMoveAction, type MachineState, MOVES, PROVISION_MOVE } from '@svc/contract';
-import { z } from 'zod';
 import type { Clock } from '../adapters/clock.js';
 import {
   type ComputeDriver,
@@ -9,11 +8,11 @@ import {
 } from '../adapters/compute/compute-driver.js';
 import { closeUsage, rolloverUsage } from '../billing/usage.repo.js';
 import type { Database, Executor } from '../db/database.js';
-import { defineJob, type JobDefinition, type JobRun } from '../jobs/job.js';
+import { handleJob, type JobDefinition, type JobRun } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
-import { jobName, type MachineKind } from './machine-kinds.js';
+import { type MachineKind, machineIdOf } from './machine-kinds.js';
 import { awaitAnswer, type MachineReadiness } from './machine-readiness.js';
 import { reconcileMachines } from './machine-reconcile.js';
 
@@ -53,7 +52,6 @@ export function lifecycleJobs<R extends MachineColumns>(
   const { database, clock, compute, log } = deps;
   const { kind } = machine;
   const { table, idKey } = kind;
-  const Payload = z.record(z.literal(idKey), z.uuid());
   const find = (id: string) => repo.findMachine<R>(database.db, table, id);
   const { readiness } = deps;
   // A run that waits for the machine to answer may take the whole wait, and then some.
@@ -128,12 +126,10 @@ export function lifecycleJobs<R extends MachineColumns>(
   ) => {
     const { via, done } = MOVES[action];
     const isToRunning = done === 'running';
-    return defineJob({
-      name: jobName(kind, action),
-      payload: Payload,
-      ...(isToRunning && { expireInSeconds: waitingExpiry }),
-      async run(payload, run) {
-        const id = payload[idKey] as string;
+    return handleJob(
+      kind.jobs[action],
+      async (payload, run) => {
+        const id = machineIdOf(kind, payload);
         const row = await find(id);
         if (row?.state !== via) return;
         try {
@@ -149,16 +145,15 @@ export function lifecycleJobs<R extends MachineColumns>(
         }
         await complete(id, via, done as MachineState);
       },
-    });
+      isToRunning ? { expireInSeconds: waitingExpiry } : {},
+    );
   };
 
   return [
-    defineJob({
-      name: jobName(kind, 'provision'),
-      payload: Payload,
-      expireInSeconds: waitingExpiry,
-      async run(payload, run) {
-        const id = payload[idKey] as string;
+    handleJob(
+      kind.jobs.provision,
+      async (payload, run) => {
+        const id = machineIdOf(kind, payload);
         const row = await find(id);
         if (row?.state !== PROVISION_MOVE.via) return;
         // Picked up after its deadline (e.g. the service was down): provisioning has timed out.
@@ -195,47 +190,34 @@ export function lifecycleJobs<R extends MachineColumns>(
         // Timed out (or destroyed) meanwhile: what was just created belongs to nobody.
         if (!moved) await compute.deleteServer(id);
       },
+      { expireInSeconds: waitingExpiry },
+    ),
+
+    handleJob(kind.jobs.provisionTimeout, async (payload) => {
+      const id = machineIdOf(kind, payload);
+      const row = await find(id);
+      if (row?.state !== 'provisioning') return;
+      if (row.provisionDeadlineAt && row.provisionDeadlineAt > clock.now()) return;
+      await timeOut(id);
     }),
 
-    defineJob({
-      name: jobName(kind, 'provisionTimeout'),
-      payload: Payload,
-      async run(payload) {
-        const id = payload[idKey] as string;
-        const row = await find(id);
-        if (row?.state !== 'provisioning') return;
-        if (row.provisionDeadlineAt && row.provisionDeadlineAt > clock.now()) return;
-        await timeOut(id);
-      },
-    }),
-
-    defineJob({
-      name: jobName(kind, 'reconcile'),
-      payload: z.object({}),
-      cron: '*/5 * * * *',
-      retryLimit: 0,
-      run: () => reconcileMachines(deps, machine),
-    }),
+    handleJob(kind.jobs.reconcile, () => reconcileMachines(deps, machine)),
 
     move('start', (id) => compute.powerOn(id)),
     move('stop', (id) => compute.powerOff(id)),
     move('restart', (id) => compute.reboot(id)),
 
-    defineJob({
-      name: jobName(kind, 'destroy'),
-      payload: Payload,
-      async run(payload, run) {
-        const id = payload[idKey] as string;
-        if ((await find(id))?.state !== 'destroying') return;
-        try {
-          await compute.deleteServer(id);
-        } catch (error) {
-          return failed(id, 'destroying', 'destroy_failed', error, run);
-        }
-        await database.transaction(async (tx) => {
-          if (await repo.removeMachine(tx, table, id)) await closeUsage(tx, id, clock.now());
-        });
-      },
+    handleJob(kind.jobs.destroy, async (payload, run) => {
+      const id = machineIdOf(kind, payload);
+      if ((await find(id))?.state !== 'destroying') return;
+      try {
+        await compute.deleteServer(id);
+      } catch (error) {
+        return failed(id, 'destroying', 'destroy_failed', error, run);
+      }
+      await database.transaction(async (tx) => {
+        if (await repo.removeMachine(tx, table, id)) await closeUsage(tx, id, clock.now());
+      });
     }),
-  ] as JobDefinition<unknown>[];
+  ];
 }

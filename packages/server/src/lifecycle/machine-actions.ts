@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { MachineColumns, MachineMove } from './machine.repo.js';
 import * as repo from './machine.repo.js';
-import { jobName, type MachineKind } from './machine-kinds.js';
+import { type MachineKind, machinePayload } from './machine-kinds.js';
 
 /** The audit event of a user's action on a machine, in the action's transaction. */
 function auditMachine(
@@ -70,7 +70,7 @@ export async function applyMove<R extends MachineColumns>(
   if (action === 'destroy') {
     await auditMachine(tx, deps, moved, 'destroy');
   }
-  await deps.jobs.enqueue(tx, jobName(machine, action), { [machine.idKey]: row.id });
+  await deps.jobs.enqueue(tx, machine.jobs[action], machinePayload(machine, row.id));
   return moved;
 }
 
@@ -170,9 +170,9 @@ export async function beginProvisioning(
   const { jobs, machine, at } = deps;
   await rolloverUsage(tx, repo.meteredMachine(machine.kind, row), at);
   await auditMachine(tx, deps, row, audit.action, audit.data);
-  const payload = { [machine.idKey]: row.id };
-  await jobs.enqueue(tx, jobName(machine, 'provision'), payload);
-  await jobs.enqueue(tx, jobName(machine, 'provisionTimeout'), payload, {
+  const payload = machinePayload(machine, row.id);
+  await jobs.enqueue(tx, machine.jobs.provision, payload);
+  await jobs.enqueue(tx, machine.jobs.provisionTimeout, payload, {
     startAfterSeconds: Math.ceil(deps.provisionTimeoutMs / 1000),
   });
 }

@@ -3,6 +3,7 @@ import { startTestSmtpServer, type TestSmtpServer } from '../../test/smtp-server
 import { createTestContext, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { sendMail } from './mail.jobs.js';
 import type { MailMessage } from './templates.js';
 
 const RESET_URL = 'https://svc.example/dashboard/reset?token=secret-token-in-a-link';
@@ -75,7 +76,7 @@ describe.each(databaseKinds)('mail over SMTP on %s', (kind) => {
     expect(smtp.received.length).toBe(before + 1);
     const failures = t.logs
       .entries()
-      .filter((entry) => entry.msg === 'job failed' && entry.job === 'mail.send');
+      .filter((entry) => entry.msg === 'job failed' && entry.job === sendMail.name);
     expect(failures.map((entry) => entry.retryCount)).toEqual([0, 1]);
     expect(JSON.stringify(failures)).toContain('451');
   });

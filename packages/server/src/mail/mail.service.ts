@@ -2,10 +2,9 @@ import type { MailConfig } from '../config/config.js';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { sendMail } from './mail.jobs.js';
 import { latestOutboxMessage } from './outbox.js';
 import type { MailMessage } from './templates.js';
-
-export const MAIL_SEND_JOB = 'mail.send';
 
 export interface MailService {
   /**
@@ -21,7 +20,7 @@ export function createMailService(deps: { jobs: JobQueue; config: MailConfig }):
   const { transport } = deps.config;
   return {
     async enqueue(tx, message) {
-      await deps.jobs.enqueue(tx, MAIL_SEND_JOB, message);
+      await deps.jobs.enqueue(tx, sendMail, message);
     },
 
     async latestInOutbox(email) {

@@ -6,6 +6,7 @@ import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
+import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 import { firewallSync } from './firewall-sync.js';
 
 const MOSH: FirewallRule = {
@@ -74,7 +75,7 @@ describe.each(databaseKinds)('the firewall in the database and at the provider o
     expect(enforced(id)).toEqual(NEW_RULES);
     expect(await shown(id)).toEqual(DEFAULT_FIREWALL_RULES);
 
-    await t.ctx.jobs.enqueue(t.ctx.database.db, 'plain-vms.reconcile', {});
+    await t.ctx.jobs.enqueue(t.ctx.database.db, PLAIN_VM.jobs.reconcile, {});
     await waitFor(
       () => isDeepStrictEqual(enforced(id), DEFAULT_FIREWALL_RULES),
       15_000,

@@ -15,6 +15,7 @@ import { createTestContext, signUpUser, type TestContext } from '../../test/test
 import { waitFor } from '../../test/wait.js';
 import { IncusClient } from '../adapters/compute/incus/incus-client.js';
 import { IncusComputeDriver } from '../adapters/compute/incus/incus-compute-driver.js';
+import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 
 // SSH to a Plain VM from outside the host (`INCUS_PUBLIC_ADDRESS`), through the HTTP API on the
 // real Incus daemon: the outside client is a network namespace of the test's own, joined to the
@@ -94,7 +95,7 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
       ...(etag && { headers: { 'If-Match': etag } }),
     });
   };
-  const reconcile = () => t.ctx.jobs.enqueue(t.ctx.database.db, 'plain-vms.reconcile', {});
+  const reconcile = () => t.ctx.jobs.enqueue(t.ctx.database.db, PLAIN_VM.jobs.reconcile, {});
   const fromOutside = (port: number, command = 'true') =>
     ssh(port, 'debian', key.file, command, outside.hostAddress, outside.netns);
 

@@ -6,8 +6,9 @@ import { StripeStandIn } from '../../../../test/stripe-stand-in.js';
 import { createTestContext, signUpUser, type TestContext } from '../../../../test/test-context.js';
 import { databaseKinds } from '../../../../test/test-db.js';
 import { waitFor } from '../../../../test/wait.js';
+import { collectInvoice, syncSubscription } from '../../billing.job-types.js';
 import { nextMonthStart, second } from '../../money.js';
-import { BILLING_JOBS, syncSubscriptionLater } from '../../payment.jobs.js';
+import { syncSubscriptionLater } from '../../payment.jobs.js';
 import { slotQuantities } from '../../slot-quantities.js';
 import { removeSlot, takeSlot } from '../../slots.js';
 
@@ -178,9 +179,7 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   }
 
   const collect = (number: number) =>
-    t.ctx.database.transaction((tx) =>
-      t.ctx.jobs.enqueue(tx, BILLING_JOBS.collectInvoice, { number }),
-    );
+    t.ctx.database.transaction((tx) => t.ctx.jobs.enqueue(tx, collectInvoice, { number }));
 
   const jobState = async (id: string | null) =>
     (await sql<{ state: string }>`select state from pgboss.job where id = ${id}`.execute(db()))
@@ -541,18 +540,14 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
           .execute(),
       ).toEqual([]);
 
-      const syncFailures = jobFailures(BILLING_JOBS.syncSubscription);
-      const collectFailures = jobFailures(BILLING_JOBS.collectInvoice);
+      const syncFailures = jobFailures(syncSubscription.name);
+      const collectFailures = jobFailures(collectInvoice.name);
       const kind = { accountId, product: 'plain_vm', size: 'small', region: 'eu' } as const;
       await t.ctx.database.transaction((tx) => takeSlot(tx, kind, t.clock.now(), t.ctx.jobs));
       await collect(number);
+      await waitFor(() => jobFailures(syncSubscription.name) > syncFailures, 30_000, 'sync failed');
       await waitFor(
-        () => jobFailures(BILLING_JOBS.syncSubscription) > syncFailures,
-        30_000,
-        'sync failed',
-      );
-      await waitFor(
-        () => jobFailures(BILLING_JOBS.collectInvoice) > collectFailures,
+        () => jobFailures(collectInvoice.name) > collectFailures,
         30_000,
         'collect failed',
       );
