@@ -82,6 +82,19 @@ describe.each(databaseKinds)('job queue on %s', (kind) => {
     );
   });
 
+  it('fails a run whose stored payload its schema refuses, naming the field, without calling the handler', async () => {
+    // Stored by an older or a wrong producer: the same name, a payload the job's schema refuses.
+    const stale = defineJob({ name: recordJob.name, payload: z.object({ marker: z.number() }) });
+    const id = await t.ctx.jobs.enqueue(t.ctx.database.db, stale, { marker: 7 });
+    const failure = () =>
+      t.logs.entries().find((entry) => entry.msg === 'job failed' && entry.jobId === id);
+    await waitFor(() => failure() !== undefined);
+    const logged = JSON.stringify(failure());
+    expect(logged).toContain('marker');
+    expect(logged).toContain('expected string');
+    expect(runs).not.toContain(7);
+  });
+
   it('registers scheduled jobs', async () => {
     const schedules = await sql<{
       name: string;
