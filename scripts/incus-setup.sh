@@ -111,14 +111,24 @@ tune_kernel() {
   if [ "$pid_max" -lt 4194304 ]; then
     sysctl -qw kernel.pid_max=4194304 && say "kernel.pid_max ${pid_max} -> 4194304"
   fi
+  # Without br_netfilter the bridge's ACLs never see traffic between two machines: root in one
+  # would reach every port of the other. Kept across reboots, and the service refuses to start
+  # without it.
+  # modprobe fails where the module is built in or the kernel's modules are not visible (a
+  # container): what counts is that the kernel has it.
   modprobe br_netfilter 2>/dev/null || true
-  if [ -e /proc/sys/net/bridge/bridge-nf-call-ip6tables ]; then
-    for key in net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables; do
-      [ "$(sysctl -n "$key")" = 1 ] || sysctl -qw "$key=1"
-    done
-  else
-    say "warning: no br_netfilter: machines' IPv6 filtering and the bridge's ACLs need it"
+  if [ ! -e /proc/sys/net/bridge/bridge-nf-call-ip6tables ]; then
+    say "error: cannot load br_netfilter: machines' firewalls would not filter traffic between them"
+    exit 1
   fi
+  local modules=/etc/modules-load.d/svc-br_netfilter.conf sysctls=/etc/sysctl.d/60-svc-bridge.conf
+  mkdir -p /etc/modules-load.d /etc/sysctl.d
+  [ "$(cat "$modules" 2>/dev/null)" = br_netfilter ] || echo br_netfilter >"$modules"
+  local wanted=$'net.bridge.bridge-nf-call-iptables = 1\nnet.bridge.bridge-nf-call-ip6tables = 1'
+  [ "$(cat "$sysctls" 2>/dev/null)" = "$wanted" ] || printf '%s\n' "$wanted" >"$sysctls"
+  for key in net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables; do
+    [ "$(sysctl -n "$key")" = 1 ] || sysctl -qw "$key=1"
+  done
 }
 
 install_packages

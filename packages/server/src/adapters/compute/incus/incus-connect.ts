@@ -1,5 +1,6 @@
 import type { Logger } from '../../../logger.js';
 import { ComputeUnavailable } from '../compute-driver.js';
+import { requireBridgeNetfilter } from './incus-bridge-netfilter.js';
 import { type IncusClient, IncusError, IncusUnreachableError, isNotFound } from './incus-client.js';
 
 /**
@@ -27,13 +28,15 @@ interface Project {
  * What the driver checks before the service starts, each failure one line naming what to do:
  * the daemon answers (and, remote, trusts us), the project exists sharing the default project's
  * images and profiles (created so when missing, said once in the log), the bridge exists with an
- * IPv4 subnet, and so does the storage pool. Answers what the driver needs of them.
+ * IPv4 subnet, and so does the storage pool; on the local socket, the host's kernel filters
+ * bridged traffic (`requireBridgeNetfilter`). Answers what the driver needs of them.
  */
 export async function connectIncus(
   client: IncusClient,
   options: { readonly project: string; readonly network: string; readonly storagePool: string },
   log: Logger,
 ): Promise<{ isClustered: boolean; bridgeCidr: string }> {
+  if (!client.options.remote) await requireBridgeNetfilter();
   try {
     const { isClustered } = await client.ping();
     await ensureProject(client, options.project, log);

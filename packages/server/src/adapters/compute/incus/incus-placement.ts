@@ -86,7 +86,7 @@ export class IncusPlacement {
 
   /**
    * Addresses on the bridge already given out: pinned on any instance's NIC, in any project (the
-   * bridge is shared by all), leased, or named by any machine's ACL (one whose instance is gone,
+   * bridge is shared by all), leased to an instance (`instanceLeases`), or named by any machine's ACL (one whose instance is gone,
    * until a reconciler removes it, still lets its address out and in: a new machine there would
    * get its rules); and the MACs of every instance's NICs, fixed or given by Incus
    * (`volatile.<nic>.hwaddr`).
@@ -96,16 +96,14 @@ export class IncusPlacement {
       this.client.call<Instance[]>('GET', '/1.0/instances', {
         query: { recursion: '1', 'all-projects': 'true' },
       }),
-      this.client.call<{ address: string }[]>(
-        'GET',
-        `/1.0/networks/${this.options.network}/leases`,
-      ),
+      this.client.call<Lease[]>('GET', `/1.0/networks/${this.options.network}/leases`),
       this.client.call<MachineAcl[]>('GET', '/1.0/network-acls', {
         query: { recursion: '1', 'all-projects': 'true' },
       }),
     ]);
+    const macs = instanceMacs(instances);
     const addresses = new Set([
-      ...leases.map((lease) => lease.address),
+      ...instanceLeases(leases, macs),
       ...acls
         .filter((acl) => acl.config?.[MACHINE_ID_KEY] !== undefined)
         .flatMap((acl) => (acl.egress ?? []).map((rule) => rule.source?.replace(/\/32$/, '')))
@@ -116,14 +114,40 @@ export class IncusPlacement {
           .filter((address): address is string => Boolean(address)),
       ),
     ]);
-    const macs = new Set<string | undefined>(
-      instances.flatMap((instance) => [
-        ...Object.values(instance.devices ?? {}).map((device) => device.hwaddr),
-        ...Object.entries(instance.config ?? {})
-          .filter(([key]) => /^volatile\..+\.hwaddr$/.test(key))
-          .map(([, value]) => value),
-      ]),
-    );
     return { addresses, macs };
   }
 }
+
+/** A DHCP lease on the bridge as Incus lists it: `static` ones are reservations it made. */
+export interface Lease {
+  readonly address: string;
+  readonly hwaddr?: string;
+  readonly type?: string;
+}
+
+/** The MACs of every instance's NICs, fixed or given by Incus (`volatile.<nic>.hwaddr`). */
+export const instanceMacs = (
+  instances: readonly Pick<Instance, 'config' | 'devices'>[],
+): ReadonlySet<string | undefined> =>
+  new Set(
+    instances.flatMap((instance) => [
+      ...Object.values(instance.devices ?? {}).map((device) => device.hwaddr?.toLowerCase()),
+      ...Object.entries(instance.config ?? {})
+        .filter(([key]) => /^volatile\..+\.hwaddr$/.test(key))
+        .map(([, value]) => value?.toLowerCase()),
+    ]),
+  );
+
+/**
+ * The leased addresses that are taken: static ones and those held by an instance's NIC. Root in a
+ * machine can ask dnsmasq for a lease under any number of made-up MACs (DHCP from 0.0.0.0 passes
+ * its firewall); counting those would let one tenant use up the bridge for every new machine,
+ * while the service's own machines never lease (their addresses are pinned).
+ */
+export const instanceLeases = (
+  leases: readonly Lease[],
+  macs: ReadonlySet<string | undefined>,
+): string[] =>
+  leases
+    .filter((lease) => lease.type === 'static' || macs.has(lease.hwaddr?.toLowerCase()))
+    .map((lease) => lease.address);
