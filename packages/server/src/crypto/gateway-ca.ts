@@ -16,8 +16,8 @@ import { gatewayServerName, SERVICE_CLIENT_NAME } from '@svc/contract/gateway-tl
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 24 * 60 * 60_000;
 /**
- * A machine's certificate lives this long; it is renewed at each start and each token push, so
- * only a machine left running for weeks outlives one (the Hetzner driver renews those daily).
+ * A machine's certificate lives this long; it is renewed at each start and each token push, and
+ * the drivers' reconcile passes renew a running machine's in its last days.
  */
 export const MACHINE_CERT_DAYS = 30;
 /** The service's client certificate, made anew in each process once half of it has passed. */
@@ -99,11 +99,11 @@ export class GatewayCa {
   }
 
   /** A new key and its certificate for a machine whose disk the driver writes (Incus). */
-  async machineCredentials(machineId: string): Promise<TlsCredentials> {
+  async machineCredentials(machineId: string, days?: number): Promise<TlsCredentials> {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     return {
       key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-      cert: await this.issueMachineCert(machineId, publicKey),
+      cert: await this.issueMachineCert(machineId, publicKey, days),
     };
   }
 

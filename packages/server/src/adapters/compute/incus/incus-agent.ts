@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -51,20 +52,35 @@ export async function pushAgentEnv(
   await client.pushFile(instance, file, agentEnvFile(env), { ...AGENT_USER, mode: 0o600 });
 }
 
+/** When the certificate last given to an Agent's gateway ends (ISO time), kept by the driver. */
+export const GATEWAY_CERT_EXPIRES_KEY = 'user.svc.gateway-cert-expires';
+/** A running Agent's certificate is renewed by the reconciler within its last days. */
+const RENEW_BEFORE_MS = 10 * 24 * 60 * 60_000;
+
+/**
+ * Whether an Agent's gateway certificate is in its last days, read from the instance's config
+ * (no file read per pass); one pushed before the driver kept its end counts as due.
+ */
+export function gatewayCertDue(config: Readonly<Record<string, string>>, now = Date.now()) {
+  const expires = Date.parse(config[GATEWAY_CERT_EXPIRES_KEY] ?? '');
+  return !(expires - now > RENEW_BEFORE_MS);
+}
+
 /**
  * Gives the Agent's gateway its TLS (`@svc/contract/gateway-tls`): the service's CA certificate,
- * and a new key with its certificate naming the machine, the agent's own, 0600. Written before
- * each start and with each token, so the certificate is renewed then; the gateway follows the
- * file while it runs.
+ * and a new key with its certificate naming the machine (valid `days`), the agent's own, 0600.
+ * Written before each start, with each token and by the reconciler in the certificate's last
+ * days; the gateway follows the file while it runs. Answers when the certificate ends.
  */
 export async function pushGatewayTls(
   client: IncusClient,
   instance: string,
   ca: GatewayCa,
   machineId: string,
-): Promise<void> {
+  days?: number,
+): Promise<Date> {
   const dir = path.posix.join(AGENT_HOME, GATEWAY_TLS_DIR);
-  const { key, cert } = await ca.machineCredentials(machineId);
+  const { key, cert } = await ca.machineCredentials(machineId, days);
   const own = { ...AGENT_USER, mode: 0o600 };
   await client.makeDirectory(instance, path.posix.dirname(dir), { ...AGENT_USER, mode: 0o700 });
   await client.makeDirectory(instance, dir, { ...AGENT_USER, mode: 0o700 });
@@ -72,6 +88,7 @@ export async function pushGatewayTls(
   // The key before its certificate: the gateway reloads when the certificate changes.
   await client.pushFile(instance, path.posix.join(dir, GATEWAY_TLS_FILES.key), key, own);
   await client.pushFile(instance, path.posix.join(dir, GATEWAY_TLS_FILES.cert), cert, own);
+  return new Date(new X509Certificate(cert).validTo);
 }
 
 /**

@@ -17,6 +17,8 @@ import {
 import {
   agentFirewall,
   CLI_BUILD_KEY,
+  GATEWAY_CERT_EXPIRES_KEY,
+  gatewayCertDue,
   pushAgentEnv,
   pushCliBuild,
   pushGatewayTls,
@@ -322,7 +324,8 @@ export class IncusComputeDriver implements ComputeDriver {
   /**
    * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone (or without a public
    * address now) removed; and every machine's isolation settings and egress rules brought in
-   * line (`#alignAll`). Each step runs even when the other fails; the pass then fails.
+   * line, with running Agents' gateway certificates renewed in their last days (`#alignAll`).
+   * Each step runs even when the other fails; the pass then fails.
    */
   async reconcile(): Promise<void> {
     await runEach(this.log, {
@@ -391,8 +394,9 @@ export class IncusComputeDriver implements ComputeDriver {
   /**
    * Brings every machine of the project in line with what `createServer` makes today: the
    * isolation settings of instances made before them (a running one gets what applies while it
-   * runs, the rest at its next start), and the egress rules of every machine's ACL (an older
-   * version's, or the host's addresses changed).
+   * runs, the rest at its next start), the egress rules of every machine's ACL (an older
+   * version's, or the host's addresses changed), and a new gateway certificate for each running
+   * Agent whose own is in its last days.
    */
   async #alignAll(): Promise<void> {
     await this.#firewall.hostAddresses(true);
@@ -408,6 +412,12 @@ export class IncusComputeDriver implements ComputeDriver {
         const address = instance.devices[NIC]?.['ipv4.address'];
         if (address && (await this.#firewall.alignEgress(instance.name, address))) {
           this.log.info({ instance: instance.name }, 'egress rules brought in line');
+        }
+        // An Agent left running for weeks (no start, no new token) would outlive its certificate.
+        const running = isAgentInstance(instance) && instance.status === 'Running';
+        if (running && gatewayCertDue(instance.config)) {
+          await this.#pushTls(instance.name, id);
+          this.log.info({ instance: instance.name }, 'gateway certificate renewed');
         }
       });
     }
@@ -429,10 +439,18 @@ export class IncusComputeDriver implements ComputeDriver {
     );
   }
 
-  /** A new key and certificate for an Agent's gateway (at its creation, starts and new tokens). */
+  /**
+   * A new key and certificate for an Agent's gateway (at its creation, starts, new tokens and in
+   * the certificate's last days), and its end kept in the instance's config for the reconciler.
+   */
   async #pushTls(name: string, id: string) {
     if (!this.options.gatewayCa) throw new Error('the incus driver has no gateway CA for Agents');
-    await pushGatewayTls(this.#client, name, this.options.gatewayCa, id);
+    const expires = await pushGatewayTls(this.#client, name, this.options.gatewayCa, id);
+    await this.#firewall.exclusive(() =>
+      this.#client.call('PATCH', `/1.0/instances/${name}`, {
+        body: { config: { [GATEWAY_CERT_EXPIRES_KEY]: expires.toISOString() } },
+      }),
+    );
   }
 
   /**

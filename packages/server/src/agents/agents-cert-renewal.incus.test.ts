@@ -1,0 +1,143 @@
+import type { Server } from 'node:http';
+import { connect } from 'node:tls';
+import { serve } from '@hono/node-server';
+import type { Agent } from '@svc/contract';
+import { gatewayServerName } from '@svc/contract/gateway-tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIncusProject, INCUS_SOCKET, incusContext } from '../../test/incus.js';
+import { freePort } from '../../test/service-process.js';
+import { signUpUser, type TestContext } from '../../test/test-context.js';
+import { waitFor } from '../../test/wait.js';
+import { GATEWAY_CERT_EXPIRES_KEY, pushGatewayTls } from '../adapters/compute/incus/incus-agent.js';
+import { IncusClient } from '../adapters/compute/incus/incus-client.js';
+import { requireName } from '../adapters/compute/incus/incus-instance.js';
+import type { GatewayCa } from '../crypto/gateway-ca.js';
+import { type EdgeTarget, gatewayTarget } from '../edge/edge-routes.js';
+import { createGatewayConnector, gatewayAnswers } from '../edge/gateway-connection.js';
+
+// An Agent on Incus left running into its gateway certificate's last days gets a new one from
+// the driver's reconcile pass (what the Plain VM reconciler job runs every few minutes), and the
+// edge, handshaking afresh, still reaches it (`npm run test:incus`).
+
+const DAY_MS = 86_400_000;
+
+describe('Agent gateway certificates on Incus', { timeout: 240_000 }, () => {
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+  let t: TestContext;
+  let incus: IncusClient;
+  let listener: Server | undefined;
+
+  beforeAll(async () => {
+    project = await createIncusProject();
+    incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    // On every address, so the Agent's `svc` reaches the service at the host's bridge address.
+    const port = await freePort();
+    listener = serve({
+      fetch: (request) => t.app.fetch(request),
+      port,
+      hostname: '0.0.0.0',
+    }) as Server;
+    t = await incusContext(project.name)({ PUBLIC_URL: `http://localhost:${port}` });
+  }, 120_000);
+
+  afterAll(async () => {
+    listener?.close();
+    await t?.close();
+    incus?.close();
+    await project?.remove();
+  });
+
+  /** When the certificate the gateway serves ends, seen in a new handshake made as the edge's. */
+  const servedUntil = (ca: GatewayCa, target: EdgeTarget) =>
+    new Promise<number>((resolve, reject) => {
+      const socket = connect({
+        host: target.host,
+        port: target.port,
+        ca: ca.cert,
+        ...ca.clientCredentials(),
+        servername: gatewayServerName(target.machineId),
+        minVersion: 'TLSv1.3',
+      });
+      socket.once('secureConnect', () => {
+        resolve(Date.parse(socket.getPeerCertificate().valid_to));
+        socket.end();
+      });
+      socket.once('error', (err) =>
+        reject(new Error(`handshake with ${target.host}: ${err.message}`, { cause: err })),
+      );
+    });
+
+  /** The driver's reconcile pass, as the Plain VM reconciler job runs it. */
+  const reconcile = () => {
+    if (!t.ctx.compute.reconcile) throw new Error('the incus driver has no reconcile pass');
+    return t.ctx.compute.reconcile();
+  };
+
+  /** Whether the edge's connector, with no connection kept from before, reaches the gateway. */
+  const edgeReaches = async (ca: GatewayCa, target: EdgeTarget) => {
+    const connector = createGatewayConnector(ca);
+    try {
+      return await gatewayAnswers(connector, target, AbortSignal.timeout(10_000));
+    } finally {
+      connector.close();
+    }
+  };
+
+  it('renews a running Agent certificate in its last days in the reconcile pass', async () => {
+    const owner = t.newClient();
+    await signUpUser(owner);
+    const res = await owner.post('/api/agents', {
+      name: 'long runner',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+    });
+    expect(res.status).toBe(201);
+    const id = (res.body as Agent).id;
+    const agent = await waitFor(
+      async () => {
+        const current = (await owner.get(`/api/agents/${id}`)).body as Agent;
+        return ['running', 'error'].includes(current.status) && current;
+      },
+      120_000,
+      `Agent ${id} running`,
+    );
+    expect(agent.status, `status reason: ${agent.statusReason}`).toBe('running');
+    const target = gatewayTarget(await t.ctx.compute.getServer(id));
+    if (!target?.tls) throw new Error(`no TLS gateway for ${id}`);
+    const ca = t.ctx.secrets.gatewayCa as GatewayCa;
+    await waitFor(() => edgeReaches(ca, target), 60_000, `gateway of ${id}`);
+
+    // A pass while the certificate is far from its end leaves it as it is.
+    const first = await servedUntil(ca, target);
+    await reconcile();
+    expect(await servedUntil(ca, target)).toBe(first);
+
+    // A certificate of 5 days, pushed as the driver pushes one (which keeps its end).
+    const name = requireName(id);
+    const ending = (await pushGatewayTls(incus, name, ca, id, 5)).getTime();
+    await incus.call('PATCH', `/1.0/instances/${name}`, {
+      body: { config: { [GATEWAY_CERT_EXPIRES_KEY]: new Date(ending).toISOString() } },
+    });
+    await waitFor(
+      async () => (await servedUntil(ca, target)) === ending,
+      30_000,
+      'the short certificate served',
+    );
+
+    // Now within its last days: the pass renews it.
+    await reconcile();
+    await waitFor(
+      async () => (await servedUntil(ca, target)) > Date.now() + 20 * DAY_MS,
+      30_000,
+      'a renewed certificate served',
+    );
+    expect(await edgeReaches(ca, target)).toBe(true);
+    const config = (
+      await incus.call<{ config: Record<string, string> }>('GET', `/1.0/instances/${name}`)
+    ).config;
+    expect(Date.parse(config[GATEWAY_CERT_EXPIRES_KEY] ?? '')).toBeGreaterThan(
+      ending + 20 * DAY_MS,
+    );
+  });
+});
