@@ -39,10 +39,11 @@ export const gatewayTarget = (server: ServerInfo | undefined): EdgeTarget | unde
  * How long a route is used without asking the database again. Short, because another process
  * (a worker completing a move, another replica taking a stop) cannot tell this one that the
  * Agent moved; in this process `forget` ends an entry at once. Serving a stale entry for this long
- * is safe: the gateway at the old address checks every ticket and cookie with its own Agent's
- * current token, so even an address that now belongs to another Agent's gateway refuses what
- * was meant for this one, and an address nobody listens on any more fails the connection, which
- * drops the entry (`forget`).
+ * is safe: the edge asks a TLS gateway for its machine's name (`servername`), and a machine's
+ * certificate names its own machine only, so at an address that now belongs to another machine
+ * the handshake fails and nothing meant for this Agent reaches that one. (A local gateway,
+ * without TLS, checks every ticket and cookie with its own Agent's current token.) An address
+ * nobody listens on any more fails the connection, which drops the entry (`forget`).
  */
 export const ROUTE_TTL_MS = 30_000;
 

@@ -1,4 +1,4 @@
-import type { KeyObject } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
 import type { ServerInfo } from '../compute-driver.js';
@@ -45,9 +45,16 @@ export class HetznerGateways {
     return this.keys.gatewayCa !== undefined;
   }
 
-  /** The user data's enrollment key for machine `id`. */
+  /**
+   * The user data's enrollment key for machine `id`. Without a CA nothing is enrolled, so the
+   * key is never asked for and a random one does; with a CA it must come from the secret, or
+   * anyone could compute it.
+   */
   enrollKey(id: string): string {
-    return enrollKeyOf(this.keys.enrollSecret ?? Buffer.alloc(32), id);
+    const { enrollSecret, gatewayCa } = this.keys;
+    if (enrollSecret) return enrollKeyOf(enrollSecret, id);
+    if (!gatewayCa) return randomBytes(32).toString('base64url');
+    throw new Error('the hetzner driver has a gateway CA but no enrollment secret (enrollSecret)');
   }
 
   /**
