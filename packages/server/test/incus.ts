@@ -69,15 +69,20 @@ export async function createIncusProject(): Promise<{ name: string; remove(): Pr
     remove: async () => {
       const client = new IncusClient({ socketPath: INCUS_SOCKET, project: name });
       const firewall = new IncusBridgeFirewall(client, 'incusbr0');
-      const instance = (url: string) => async () => {
-        // Stopped first where it runs (one already stopped refuses: no matter).
-        await client
-          .call('PUT', `/1.0/instances/${nameOf(url)}/state`, {
-            body: { action: 'stop', force: true },
-          })
-          .catch(() => {});
-        await client.call('DELETE', `/1.0/instances/${nameOf(url)}`);
-      };
+      // Under the firewall lock, as the driver does: each stop or delete makes Incus rewrite the
+      // bridge's whole ruleset from its database, and one beside another process's ACL change
+      // can enforce a ruleset older than that change (seen: a machine of another test reached a
+      // host port its ACL closed while this cleanup ran).
+      const instance = (url: string) => () =>
+        firewall.exclusive(async () => {
+          // Stopped first where it runs (one already stopped refuses: no matter).
+          await client
+            .call('PUT', `/1.0/instances/${nameOf(url)}/state`, {
+              body: { action: 'stop', force: true },
+            })
+            .catch(() => {});
+          await client.call('DELETE', `/1.0/instances/${nameOf(url)}`);
+        });
       try {
         await cleanUp({
           instances: async () => {

@@ -187,28 +187,6 @@ s.sendto(q, ("${BRIDGE_HOST}", 53)); print(s.recv(512)[:2].hex())'`,
     expect(dnsUdp.stdout.trim()).toBe('abcd');
   });
 
-  it('reaches a neighbour only on the ports its firewall opens (the kernel filters bridged traffic)', async () => {
-    // A second listener on the neighbour, on a port its firewall does not open.
-    const closedPort = APP_PORT + 1;
-    const serving = await inside(
-      victim,
-      `cd /srv/w && setsid nohup python3 -m http.server ${closedPort} >/dev/null 2>&1 < /dev/null &
-       for i in $(seq 50); do bash -c '</dev/tcp/127.0.0.1/${closedPort}' 2>/dev/null && echo listening && break; sleep 0.2; done`,
-    );
-    expect(serving.stdout).toContain('listening');
-    const get = (port: number) =>
-      inside(
-        attacker,
-        `timeout 5 bash -c 'exec 3<>/dev/tcp/${victim.ip}/${port};
-          printf "GET /who HTTP/1.0\r\n\r\n" >&3; cat <&3' && echo connected || echo refused`,
-      );
-    const open = await get(APP_PORT);
-    expect(open.stdout).toContain('victim');
-    const closed = await get(closedPort);
-    expect(closed.stdout).not.toContain('victim');
-    expect(closed.stdout.trim()).toBe('refused');
-  });
-
   it('sees nothing of the host in /proc or its paths, as a host user no neighbour shares', async () => {
     const processes = await inside(attacker, 'ps -e -o comm=');
     const names = processes.stdout.split('\n').filter(Boolean);
