@@ -1,3 +1,7 @@
+// Over 400 lines: the one place the environment becomes Config, every check beside the value it
+// guards so all problems are reported at once; per-area parsing already lives beside it
+// (hetzner-config.ts, mail-config.ts, incus-public-ssh.ts, egress-allow.ts, gateway-ca-config.ts,
+// price-book.ts).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';

@@ -1,3 +1,6 @@
+// Over 400 lines (just): the one class behind the ComputeDriver port for Hetzner, each move's
+// calls in order; catalog, firewalls, images, the Agent's user data and the gateway enrollment
+// live in the files beside it.
 import type { KeyObject } from 'node:crypto';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule, type Region, type Size } from '@svc/contract';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';

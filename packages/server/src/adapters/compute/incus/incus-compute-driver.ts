@@ -1,3 +1,7 @@
+// Over 400 lines: the one class behind the ComputeDriver port for Incus, whose methods each
+// delegate (placement, firewall, SSH forwards, hardening, the Agent's files) to files beside it;
+// what is left is the order of those calls per move, which reads best in one place. The reconcile
+// pass (alignment, forwards, certificate renewal) is the next piece to move out.
 import path from 'node:path';
 import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
