@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FirewallRule } from '@svc/contract';
-import ssh2 from 'ssh2';
 import { z } from 'zod';
 import type { ServerLogin } from './compute-driver.js';
 import type { SshAccess } from './local-ssh-server.js';
+import { newSshHostKey } from './ssh-host-key.js';
 
 /**
  * The Plain VM flavour of a local machine: its directory holds `login.json` (who may log in),
@@ -26,8 +26,7 @@ export async function preparePlainVm(
 ): Promise<void> {
   await writeFile(path.join(dir, LOGIN_FILE), JSON.stringify(login), { mode: 0o600 });
   await writeFirewall(dir, rules);
-  const hostKey = ssh2.utils.generateKeyPairSync('ed25519').private;
-  await writeFile(path.join(dir, HOST_KEY_FILE), hostKey, { mode: 0o600 });
+  await writeFile(path.join(dir, HOST_KEY_FILE), newSshHostKey(), { mode: 0o600 });
 }
 
 /** Replaces the rules atomically: a connection reads either the old set or the new one. */

@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
-import { Client, type ClientChannel, utils } from 'ssh2';
+import { Client, type ClientChannel } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair as makeKeyPair, ssh as openssh } from '../../../test/openssh.js';
 import { createLogger } from '../../logger.js';
 import { hashPasswordForShadow } from '../../plain-vms/cloud-init.js';
 import { SSH_LOGIN_BACKOFF, startSshServer } from './local-ssh-server.js';
+import { newSshHostKey } from './ssh-host-key.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-ssh-'));
 const home = mkdtempSync(path.join(tmpdir(), 'svc-ssh-home-'));
@@ -26,7 +27,7 @@ describe('local Plain VM SSH server', () => {
   beforeAll(async () => {
     allowed = await keyPair('allowed');
     other = await keyPair('other');
-    const hostKey = utils.generateKeyPairSync('ed25519').private;
+    const hostKey = newSshHostKey();
     server = await startSshServer({
       hostKey,
       log: createLogger({ logLevel: 'silent' }),
@@ -94,7 +95,7 @@ describe('local Plain VM SSH server: sessions', () => {
   beforeAll(async () => {
     home = mkdtempSync(path.join(tmpdir(), 'svc-ssh-home-'));
     server = await startSshServer({
-      hostKey: utils.generateKeyPairSync('ed25519').private,
+      hostKey: newSshHostKey(),
       log: createLogger({ logLevel: 'silent' }),
       access: () => ({
         user: 'debian',
@@ -158,7 +159,7 @@ describe('local Plain VM SSH server: failed logins', () => {
 
   beforeAll(async () => {
     server = await startSshServer({
-      hostKey: utils.generateKeyPairSync('ed25519').private,
+      hostKey: newSshHostKey(),
       log: createLogger({ logLevel: 'silent' }),
       now: () => nowMs,
       access: () => ({
