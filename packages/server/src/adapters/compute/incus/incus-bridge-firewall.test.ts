@@ -193,3 +193,50 @@ describe('IncusBridgeFirewall', () => {
     await net.firewall.remove('svc-a');
   });
 });
+
+describe('IncusBridgeFirewall on a cluster', () => {
+  /** Two members; like Incus, without `target` a call answers for the member it reached. */
+  const INTERFACES: Record<string, Record<string, string>> = {
+    member1: { incusbr0: '10.77.0.1', eth0: '203.0.113.5' },
+    member2: { incusbr0: '10.77.0.1', eth0: '203.0.113.6', eth1: '192.0.2.7' },
+  };
+
+  it('closes every member’s addresses to machines, not only the member it talks to', async () => {
+    const standIn = await startIncusStandIn((req, res) => {
+      const url = new URL(req.url, 'http://incus');
+      const member = url.searchParams.get('target') ?? 'member1';
+      const interfaces = INTERFACES[member];
+      const state = url.pathname.match(/^\/1\.0\/networks\/([^/]+)\/state$/)?.[1];
+      if (url.pathname === '/1.0/cluster/members') {
+        const metadata = Object.keys(INTERFACES).map((name) => `/1.0/cluster/members/${name}`);
+        return sendIncusJson(res, 200, { ...ok, metadata });
+      }
+      if (url.pathname === '/1.0/networks' && interfaces) {
+        const metadata = Object.keys(interfaces).map((name) => `/1.0/networks/${name}`);
+        return sendIncusJson(res, 200, { ...ok, metadata });
+      }
+      const address = state && interfaces?.[state];
+      if (address) {
+        const addresses = [
+          { family: 'inet', address },
+          { family: 'inet6', address: 'fe80::1' },
+        ];
+        return sendIncusJson(res, 200, { ...ok, metadata: { addresses } });
+      }
+      sendIncusJson(res, 404, { type: 'error', error: 'not found' });
+    });
+    const client = new IncusClient({ socketPath: standIn.socketPath, project: 'default' });
+    close = async () => {
+      client.close();
+      await standIn.close();
+    };
+    const firewall = new IncusBridgeFirewall(client, 'incusbr0');
+    firewall.isClustered = true;
+    expect(await firewall.hostAddresses()).toEqual([
+      '10.77.0.1',
+      '192.0.2.7',
+      '203.0.113.5',
+      '203.0.113.6',
+    ]);
+  });
+});

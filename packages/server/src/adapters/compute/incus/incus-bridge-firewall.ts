@@ -44,6 +44,8 @@ export class IncusBridgeFirewall {
   readonly #lock: IncusLock;
   #bridgeCidr: string | undefined;
   #hostAddresses: string[] | undefined;
+  /** Set once connected: on a cluster, the host's addresses are every member's. */
+  isClustered = false;
 
   constructor(
     readonly client: IncusClient,
@@ -101,32 +103,44 @@ export class IncusBridgeFirewall {
 
   /**
    * Every IPv4 address of the Incus host, on any interface, as Incus sees them (the host's public
-   * address too: a machine reaching it would reach every port the host listens on). Read once,
-   * and again with `refresh` (the reconciler's pass).
+   * address too: a machine reaching it would reach every port the host listens on); on a cluster,
+   * every member's (a member's interfaces are listed only with `target`, and a machine on one
+   * member reaches the others' addresses through the network as well). Read once, and again with
+   * `refresh` (the reconciler's pass).
    */
   async hostAddresses(refresh = false): Promise<string[]> {
     if (this.#hostAddresses && !refresh) return this.#hostAddresses;
-    const urls = await this.client.call<string[]>('GET', '/1.0/networks');
+    const members = this.isClustered
+      ? (await this.client.call<string[]>('GET', '/1.0/cluster/members')).map(nameOf)
+      : [undefined];
+    const addresses = await Promise.all(members.map((member) => this.#addressesOn(member)));
+    this.#hostAddresses = [...new Set(addresses.flat())].sort();
+    return this.#hostAddresses;
+  }
+
+  /** The IPv4 addresses of one cluster member's interfaces (of the server, without a member). */
+  async #addressesOn(member: string | undefined): Promise<string[]> {
+    const query = member === undefined ? {} : { query: { target: member } };
+    const urls = await this.client.call<string[]>('GET', '/1.0/networks', query);
     const states = await Promise.all(
       urls.map((url) =>
         this.client
-          .call<InterfaceState>('GET', `/1.0/networks/${encodeURIComponent(nameOf(url))}/state`)
+          .call<InterfaceState>(
+            'GET',
+            `/1.0/networks/${encodeURIComponent(nameOf(url))}/state`,
+            query,
+          )
           // An interface that went away meanwhile has no addresses.
           .catch((error): InterfaceState | Promise<never> =>
             isNotFound(error) ? {} : Promise.reject(error),
           ),
       ),
     );
-    this.#hostAddresses = [
-      ...new Set(
-        states.flatMap((state) =>
-          (state.addresses ?? [])
-            .filter((address) => address.family === 'inet')
-            .map((address) => address.address),
-        ),
-      ),
-    ].sort();
-    return this.#hostAddresses;
+    return states.flatMap((state) =>
+      (state.addresses ?? [])
+        .filter((address) => address.family === 'inet')
+        .map((address) => address.address),
+    );
   }
 
   /** Where the machines of this bridge may go (`egressRules`). */

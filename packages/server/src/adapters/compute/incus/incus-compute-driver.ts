@@ -4,7 +4,13 @@
 // pass (alignment, forwards, certificate renewal) is the next piece to move out.
 import path from 'node:path';
 import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
-import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import {
+  DEFAULT_FIREWALL_RULES,
+  type FirewallRule,
+  type MachineLimits,
+  type Region,
+  type Size,
+} from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
@@ -45,6 +51,7 @@ import {
   type WritableInstance,
 } from './incus-instance.js';
 import {
+  instanceLimits,
   instanceName,
   KIND_KEY,
   LABEL_PREFIX,
@@ -142,6 +149,7 @@ export class IncusComputeDriver implements ComputeDriver {
   async connect(): Promise<void> {
     const { isClustered, bridgeCidr } = await connectIncus(this.#client, this.options, this.log);
     this.#placement.isClustered = isClustered;
+    this.#firewall.isClustered = isClustered;
     this.#bridgeHost = ipaddr.IPv4.parseCIDR(bridgeCidr)[0].toString();
     this.#firewall.egress = {
       allow: this.options.egressAllow ?? [],
@@ -157,6 +165,12 @@ export class IncusComputeDriver implements ComputeDriver {
         );
       }
     }
+  }
+
+  /** The size table scaled by `sizeFactor`, as `instanceBody` sets it on the instance. */
+  machineLimits(size: Size, region: Region): MachineLimits {
+    const limits = instanceLimits(size, region, this.options.sizeFactor);
+    return { vcpu: limits.cpu, ramMb: limits.memoryMiB, diskGb: limits.diskGiB };
   }
 
   /** The OS images with an alias in the project (the default project's, shared). */
