@@ -55,6 +55,10 @@ export function createJobQueue(
   const supervision = {
     superviseIntervalSeconds: heartbeatSeconds,
     monitorIntervalSeconds: heartbeatSeconds,
+    // A job's insert NOTIFYs (on commit: enqueued in a transaction, it wakes no worker before it
+    // exists), and the listening worker claims it at once; polling stays as the floor for a
+    // lost notification or a listener that could not be set up.
+    useListenNotify: true,
   };
   const boss =
     connection.kind === 'pglite'
@@ -132,7 +136,10 @@ export function createJobQueue(
           retryDelay: options.immediateRetries ? 0 : (definition.retryDelaySeconds ?? 5),
           retryBackoff: !options.immediateRetries,
           expireInSeconds: definition.expireInSeconds ?? 600,
+          notify: true,
         });
+        // createQueue leaves a queue an older version made as it was: waking is switched on here.
+        await boss.updateQueue(definition.name, { notify: true });
         // pg-boss caches queue metadata at start and looks a newer queue up on first use through
         // its own connection; inside a caller's transaction that lookup would need a second
         // session (PGlite has one). A no-op delete loads the cache now.
