@@ -26,6 +26,7 @@ export * from './common.js';
 export * from './dashboard.js';
 export * from './email-links.js';
 export * from './endpoint.js';
+export * from './endpoint-call.js';
 export * from './errors.js';
 export * from './firewall.js';
 export * from './health.js';

@@ -1,33 +1,28 @@
 import {
-  buildPath,
+  CallError,
+  type CallErrorCode,
+  type CallFailure,
+  callEndpoint as callWith,
   type Endpoint,
   type EndpointCallInput,
   type EndpointResult,
-  type ErrorCode,
-  ErrorEnvelope,
   parseRequestPart,
-  type ValidationIssue,
 } from '@svc/contract';
 import { errorSentence } from './error-messages.js';
 
 /** What a call may fail with besides the service's own codes. */
-export type ClientErrorCode = ErrorCode | 'network_error' | 'invalid_response';
+export type ClientErrorCode = CallErrorCode;
 
 /**
  * A failed call: the service's `{error, detail, issues}` envelope, or a client-side failure (the body
  * did not pass the contract schema before sending, the network failed, or the answer did not
- * match the contract). `issues` paths start with `params`, `query` or `body`, like the server's.
+ * match the contract), worded for the person (`errorSentence`). `issues` paths start with
+ * `params`, `query` or `body`, like the server's.
  */
-export class ApiError extends Error {
+export class ApiError extends CallError {
   override name = 'ApiError';
-  constructor(
-    readonly error: ClientErrorCode,
-    readonly status: number,
-    readonly issues: readonly ValidationIssue[] = [],
-    /** The service's reason, in a sentence (statuses below 500 only). */
-    readonly detail?: string,
-  ) {
-    super(errorSentence(error, issues, detail));
+  constructor(failure: CallFailure) {
+    super(failure, errorSentence(failure.error, failure.issues, failure.detail));
   }
 }
 
@@ -41,8 +36,9 @@ export interface CallOptions {
 }
 
 /**
- * Calls one endpoint of the service. The body is checked with the endpoint's schema before it
- * is sent (a failure throws the same `invalid_request` shape the server would), and the answer is
+ * Calls one endpoint of the service with the contract's caller over the browser's `fetch`, its
+ * session cookie sent (same origin). The body is checked with the endpoint's schema before it is
+ * sent (a failure throws the same `invalid_request` shape the server would), and the answer is
  * parsed with the response schema, never cast.
  */
 export async function callEndpoint<E extends Endpoint>(
@@ -50,54 +46,19 @@ export async function callEndpoint<E extends Endpoint>(
   input: CallInput<E>,
   options: CallOptions = {},
 ): Promise<EndpointResult<E>> {
-  const { params, query, body } = input as {
-    params?: Record<string, string>;
-    query?: Record<string, string | number | readonly string[] | undefined>;
-    body?: unknown;
-  };
   if (endpoint.body) {
     // The server's own check (well-formed text, then the schema), so the issues are the same.
-    const checked = parseRequestPart(endpoint.body, body, 'body');
-    if (!checked.success) throw new ApiError('invalid_request', 400, checked.issues);
-  }
-  let url = buildPath(endpoint.path, params);
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) {
-    // A list is the parameter repeated (`tag=a&tag=b`), as the server reads it.
-    for (const item of [value].flat()) {
-      if (item !== undefined && item !== '') search.append(name, String(item));
+    const checked = parseRequestPart(endpoint.body, (input as { body?: unknown }).body, 'body');
+    if (!checked.success) {
+      throw new ApiError({ error: 'invalid_request', status: 400, issues: checked.issues });
     }
   }
-  if (search.size > 0) url += `?${search}`;
-
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(url, {
-      method: endpoint.method,
-      credentials: 'same-origin',
-      headers: {
-        accept: 'application/json',
-        ...(endpoint.body && { 'content-type': 'application/json' }),
-      },
-      ...(endpoint.body && { body: JSON.stringify(body) }),
-      ...(options.signal && { signal: options.signal }),
-    });
-  } catch (cause) {
-    if (options.signal?.aborted) throw cause;
-    throw new ApiError('network_error', 0);
-  }
-
-  if (!response.ok) {
-    const envelope = ErrorEnvelope.safeParse(await response.json().catch(() => null));
-    if (!envelope.success) throw new ApiError('invalid_response', response.status);
-    const { error, issues, detail } = envelope.data;
-    throw new ApiError(error, response.status, issues, detail);
-  }
-  const schema = endpoint.response.body;
-  if (!schema) return undefined as EndpointResult<E>;
-  const parsed = schema.safeParse(await response.json().catch(() => undefined));
-  if (!parsed.success) throw new ApiError('invalid_response', response.status);
-  return parsed.data as EndpointResult<E>;
+  const fetchImpl = options.fetch ?? fetch;
+  return callWith(endpoint, input, {
+    transport: (url, init) => fetchImpl(url, { ...init, credentials: 'same-origin' }),
+    ...(options.signal && { signal: options.signal }),
+    toError: (failure) => new ApiError(failure),
+  });
 }
 
 /** The issues of one field (path after `body`), for showing next to it. */
