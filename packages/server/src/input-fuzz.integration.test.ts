@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, complete, manifestOf, stageAndPublish } from '../test/bundle-test-helpers.js';
 import { type JsonSchema, schemaArbitrary } from '../test/schema-arbitrary.js';
 import { cursorArbitrary } from '../test/search-cursors.js';
-import type { TestClient, TestResponse } from '../test/test-client.js';
+import type { RawResponse, TestClient } from '../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../test/test-context.js';
 import { databaseKinds } from '../test/test-db.js';
 
@@ -153,7 +153,7 @@ async function send(t: TestContext, fixture: Fixture, op: Operation, r: Request)
   });
 }
 
-const describeResponse = (op: Operation, r: Request, res: TestResponse) =>
+const describeResponse = (op: Operation, r: Request, res: RawResponse) =>
   `${op.method} ${op.path} ${JSON.stringify(r.query)} as ${r.as}${r.html ? ' (page)' : ''} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
 
 async function makeFixture(t: TestContext): Promise<Fixture> {
@@ -200,7 +200,7 @@ describe.each(databaseKinds)('every endpoint, fuzzed from its schemas, on %s', (
 
   it('names the field in each part of a request, and keeps text with surrogate pairs', async () => {
     const fixture = await makeFixture(t);
-    const issuesOf = (res: TestResponse) => {
+    const issuesOf = (res: RawResponse) => {
       expect(res.status, JSON.stringify(res.body)).toBe(400);
       expect(res.body.error).toBe('invalid_request');
       return res.body.issues.map((i: { path: unknown[]; code: string }) => [i.path, i.code]);

@@ -1,12 +1,30 @@
+import {
+  type Endpoint,
+  type EndpointCallArgs,
+  type EndpointResult,
+  ErrorEnvelope,
+  endpointRequest,
+} from '@svc/contract';
 import type { Hono } from 'hono';
 
 type Fetchable = Pick<Hono, 'request'>;
 
-export interface TestResponse<T = any> {
+/** An answer: its body is the JSON that arrived (or the text), typed by the call that got it. */
+export interface TestResponse<T> {
   readonly status: number;
   readonly headers: Headers;
   readonly body: T;
 }
+
+/**
+ * What a raw-path call (`get`, `post`, …) answers. Its body is untyped: a test that checks the
+ * contract calls the endpoint by its descriptor (`call`, `callError`, `send`) instead, and keeps a
+ * raw path only to send something malformed or to check routing itself.
+ */
+export type RawResponse = TestResponse<any>;
+
+/** A descriptor call's input (only the parts the endpoint has), then the request's options. */
+type CallArgs<E extends Endpoint> = [...EndpointCallArgs<E>, options?: RequestOptions];
 
 let clients = 0;
 
@@ -30,6 +48,69 @@ export class TestClient {
     readonly address: string = nextAddress(),
   ) {}
 
+  /**
+   * Calls `endpoint` from its descriptor (path template filled, query and body written as the
+   * clients write them) and expects its success: a different status, or a body the response schema
+   * refuses, fails the test with the answer shown. The body is the JSON as it arrived (nothing the
+   * schema does not name is stripped, so a test can still see a field that must not be there),
+   * typed by the descriptor.
+   */
+  call = async <E extends Endpoint>(
+    endpoint: E,
+    ...args: CallArgs<E>
+  ): Promise<TestResponse<EndpointResult<E>>> => {
+    const res = await this.send(endpoint, ...args);
+    const where = `${endpoint.method} ${endpoint.path}`;
+    if (res.status !== endpoint.response.status) {
+      throw new Error(
+        `${where} answered ${res.status}, not ${endpoint.response.status}: ${JSON.stringify(res.body)}`,
+      );
+    }
+    const checked = endpoint.response.body?.safeParse(res.body);
+    if (checked && !checked.success) {
+      throw new Error(`${where} answered a body its schema refuses: ${checked.error.message}`);
+    }
+    return res as TestResponse<EndpointResult<E>>;
+  };
+
+  /**
+   * Calls `endpoint` from its descriptor and expects a refusal: the success status, or a body that
+   * is not the error envelope, fails the test. The body is typed as the envelope.
+   */
+  callError = async <E extends Endpoint>(
+    endpoint: E,
+    ...args: CallArgs<E>
+  ): Promise<TestResponse<ErrorEnvelope>> => {
+    const res = await this.send(endpoint, ...args);
+    const where = `${endpoint.method} ${endpoint.path}`;
+    if (res.status === endpoint.response.status || !ErrorEnvelope.safeParse(res.body).success) {
+      throw new Error(
+        `${where} answered ${res.status} ${JSON.stringify(res.body)}, not an error envelope`,
+      );
+    }
+    return res as TestResponse<ErrorEnvelope>;
+  };
+
+  /**
+   * Calls `endpoint` from its descriptor and takes whatever comes back, its body `unknown`: for a
+   * test that decides between success and refusal itself (`toMatchObject({ status, body })`).
+   */
+  send = async <E extends Endpoint>(
+    endpoint: E,
+    ...args: CallArgs<E>
+  ): Promise<TestResponse<unknown>> => {
+    const [input, options = {}] = args as unknown as [
+      Parameters<typeof endpointRequest<E>>[1],
+      RequestOptions | undefined,
+    ];
+    const request = endpointRequest(endpoint, ...([input] as EndpointCallArgs<E>));
+    return this.request(request.method, request.url, {
+      ...options,
+      headers: { ...request.headers, ...Object.fromEntries(new Headers(options.headers)) },
+      ...(request.body !== undefined && { rawBody: request.body }),
+    });
+  };
+
   get = (path: string, options?: RequestOptions) => this.request('GET', path, options);
   post = (path: string, body?: unknown, options?: RequestOptions) =>
     this.request('POST', path, { ...options, body });
@@ -39,7 +120,7 @@ export class TestClient {
     this.request('PATCH', path, { ...options, body });
   delete = (path: string, options?: RequestOptions) => this.request('DELETE', path, options);
 
-  async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
     const headers = new Headers(options.headers);
     if (this.cookies.size > 0 && !headers.has('cookie')) {
       headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));

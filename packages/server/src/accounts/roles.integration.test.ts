@@ -20,7 +20,7 @@ import {
   type RolesFixture,
   uniqueName,
 } from '../../test/roles-fixture.js';
-import type { TestClient, TestResponse } from '../../test/test-client.js';
+import type { RawResponse, TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
 
 // The rights table (`ENDPOINT_ACCESS`, docs/roles.md) against the service: every endpoint a user
@@ -204,7 +204,7 @@ function outcomeOf(access: Access, caller: CallerKind): Outcome {
 }
 
 /** Why the answer is not `want`, or `undefined` when it is. */
-function mismatch(want: Outcome, res: TestResponse): string | undefined {
+function mismatch(want: Outcome, res: RawResponse): string | undefined {
   const got = `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
   if (want === 'allowed') {
     return [401, 403, 404].includes(res.status) || res.status >= 500
@@ -297,7 +297,7 @@ describe.each(databaseKinds)('who may call each endpoint, on %s', { timeout: 180
     const { owner, admin, member } = fx.callers;
     const org = fx.org.id;
     const members = `/api/orgs/${org}/members`;
-    const status = async (res: Promise<TestResponse>) => (await res).status;
+    const status = async (res: Promise<RawResponse>) => (await res).status;
 
     // Only owners add, invite or make an owner; an admin cannot demote or remove one.
     const adding = async (as: Caller) =>
@@ -354,7 +354,7 @@ describe.each(databaseKinds)('who may call each endpoint, on %s', { timeout: 180
     const read = bearer((await fx.newApiToken(owner, 'read')).token);
     const write = bearer((await fx.newApiToken(owner, 'write')).token);
     const failures: string[] = [];
-    const expectError = (endpoint: Endpoint, res: TestResponse, error: string) => {
+    const expectError = (endpoint: Endpoint, res: RawResponse, error: string) => {
       if (res.body?.error !== error) {
         failures.push(`${endpoint.id}: ${error}, got ${res.status} ${JSON.stringify(res.body)}`);
       }
