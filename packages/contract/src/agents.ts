@@ -14,7 +14,11 @@ export type BillingType = z.infer<typeof BillingType>;
 export const Cohort = z.enum(['current', 'legacy']);
 export type Cohort = z.infer<typeof Cohort>;
 
-/** vCPU, RAM and disk per size and region: what every compute driver's server of that size at least has. */
+/**
+ * vCPU, RAM and disk per size and region: what a server of that size has on the cloud drivers.
+ * A driver that sets limits of its own (Incus, scaled by `INCUS_SIZE_FACTOR` on small hosts)
+ * reports them beside these as the machine's `limits`.
+ */
 export const SIZE_SPECS: Readonly<
   Record<Size, Readonly<Record<Region, { vcpu: number; ramGb: number; diskGb: number }>>>
 > = {
@@ -22,6 +26,21 @@ export const SIZE_SPECS: Readonly<
   medium: { us: { vcpu: 4, ramGb: 8, diskGb: 160 }, eu: { vcpu: 4, ramGb: 8, diskGb: 160 } },
   large: { us: { vcpu: 8, ramGb: 16, diskGb: 240 }, eu: { vcpu: 8, ramGb: 16, diskGb: 320 } },
 };
+
+/** The size table's numbers for one size and region (a machine's `specs`). */
+export const SizeSpecs = z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() });
+
+/**
+ * What the machine's compute driver gives it where the driver sets limits of its own: vCPUs, RAM
+ * in MiB, disk in GiB. Absent where the driver sets none (local) or gives the size table's.
+ */
+export const MachineLimits = z
+  .object({ vcpu: z.number().int(), ramMb: z.number().int(), diskGb: z.number().int() })
+  .meta({
+    description:
+      "The machine's actual limits as its compute driver applies them (RAM in MiB, disk in GiB), where they are the driver's own: the incus driver scales the size table by INCUS_SIZE_FACTOR. Absent on drivers that give the size table's numbers or set no limits.",
+  });
+export type MachineLimits = z.infer<typeof MachineLimits>;
 
 /** Sizes in increasing order: a clone may keep or raise its source's size, never lower it. */
 export const SIZE_ORDER: readonly Size[] = ['small', 'medium', 'large'];
@@ -57,7 +76,8 @@ export const Agent = z.object({
   cohort: Cohort,
   subdomain: z.string(),
   url: z.string(),
-  specs: z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() }),
+  specs: SizeSpecs,
+  limits: MachineLimits.optional(),
   statusReason: z.string().nullable().meta({ description: STATUS_REASON_DESCRIPTION }),
   /** The bundle version its home was adopted from, if it was. */
   adoptedFrom: AdoptedFrom.nullable(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BillingType, Region, Size } from './agents.js';
+import { BillingType, MachineLimits, Region, Size, SizeSpecs } from './agents.js';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { FirewallRule, FirewallRules } from './firewall.js';
@@ -54,7 +54,8 @@ export const PlainVm = z.object({
   ipv6: z.string().nullable(),
   /** Where to point an SSH client; `null` until the VM has a server. */
   ssh: z.object({ host: z.string(), port: z.number().int() }).nullable(),
-  specs: z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() }),
+  specs: SizeSpecs,
+  limits: MachineLimits.optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

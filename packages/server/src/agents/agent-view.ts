@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { type Agent, SIZE_SPECS, subdomainStem } from '@svc/contract';
+import { type Agent, type MachineLimits, SIZE_SPECS, subdomainStem } from '@svc/contract';
 import type { AgentRow } from '../db/schema.js';
 
-/** The API's Agent row: the stored row plus specs, subdomain URL and ISO timestamps. */
+/**
+ * The API's Agent row: the stored row plus specs, the driver's own limits (`machineLimitsOf`),
+ * subdomain URL and ISO timestamps.
+ */
 export function toApiAgent(
   row: AgentRow,
   origin: { readonly scheme: string; readonly domain: string },
+  limits?: MachineLimits,
 ): Agent {
   return {
     id: row.id,
@@ -21,6 +25,7 @@ export function toApiAgent(
     // Every driver's Agents are served by the service's edge, which routes by this host.
     url: `${origin.scheme}://${row.subdomain}.${origin.domain}/`,
     specs: SIZE_SPECS[row.size][row.region],
+    ...(limits && { limits }),
     statusReason: row.statusReason,
     adoptedFrom: row.adoptedFrom,
     credentialsToSet: row.credentialsToSet,

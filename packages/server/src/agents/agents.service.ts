@@ -13,7 +13,7 @@ import {
 import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
-import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { type ComputeDriver, machineLimitsOf } from '../adapters/compute/compute-driver.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Adoption, AdoptionService } from '../bundles/adoption.service.js';
 import type { Database, Executor } from '../db/database.js';
@@ -67,7 +67,8 @@ export function createAgentsService(deps: AgentsDeps) {
     return Object.assign(agent, { account });
   }
 
-  const toAgent = (row: AgentRow): Agent => toApiAgent(row, deps.agentOrigin);
+  const toAgent = (row: AgentRow): Agent =>
+    toApiAgent(row, deps.agentOrigin, machineLimitsOf(deps.compute, row));
 
   /** Inserts a new Agent in `provisioning` with its usage, audit event and jobs. */
   async function provisionNew(

@@ -1,8 +1,11 @@
-import { defaultUserOf, type PlainVm, SIZE_SPECS } from '@svc/contract';
+import { defaultUserOf, type MachineLimits, type PlainVm, SIZE_SPECS } from '@svc/contract';
 import type { PlainVmRow } from '../db/schema.js';
 
-/** The API's Plain VM: the stored row with its tier, specs, access and SSH endpoint. */
-export function toApiPlainVm(row: PlainVmRow): PlainVm {
+/**
+ * The API's Plain VM: the stored row with its tier, specs, the driver's own limits
+ * (`machineLimitsOf`), access and SSH endpoint.
+ */
+export function toApiPlainVm(row: PlainVmRow, limits?: MachineLimits): PlainVm {
   return {
     id: row.id,
     accountId: row.accountId,
@@ -20,6 +23,7 @@ export function toApiPlainVm(row: PlainVmRow): PlainVm {
     ipv6: row.ipv6,
     ssh: row.sshHost && row.sshPort ? { host: row.sshHost, port: row.sshPort } : null,
     specs: SIZE_SPECS[row.size][row.region],
+    ...(limits && { limits }),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

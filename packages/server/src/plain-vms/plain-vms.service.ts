@@ -13,9 +13,10 @@ import {
 import type { z } from 'zod';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
-import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { type ComputeDriver, machineLimitsOf } from '../adapters/compute/compute-driver.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Database, Executor } from '../db/database.js';
+import type { PlainVmRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import {
@@ -67,6 +68,9 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
     return Object.assign(vm, { account });
   }
 
+  const toPlainVm = (row: PlainVmRow): PlainVm =>
+    toApiPlainVm(row, machineLimitsOf(deps.compute, row));
+
   return {
     /**
      * Creates a VM in `provisioning`; the server is made in the background. With password login
@@ -116,7 +120,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
         });
         const context = { ...deps, machine: PLAIN_VM, at: now, userId };
         await beginProvisioning(tx, context, vm, { action: 'create' });
-        return { ...toApiPlainVm(vm), ...(password && { initialPassword: password }) };
+        return { ...toPlainVm(vm), ...(password && { initialPassword: password }) };
       });
     },
 
@@ -124,11 +128,11 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       const accountIds = accountId
         ? [(await membership.requireMember(db, { userId }, accountId)).account.id]
         : await membership.memberAccountIds(db, userId);
-      return (await repo.listPlainVms(db, accountIds)).map(toApiPlainVm);
+      return (await repo.listPlainVms(db, accountIds)).map(toPlainVm);
     },
 
     async get(userId: string, id: string): Promise<PlainVm> {
-      return toApiPlainVm(await requirePlainVm(db, userId, id));
+      return toPlainVm(await requirePlainVm(db, userId, id));
     },
 
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
@@ -136,7 +140,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
       return database.transaction(async (tx) => {
         const vm = await requirePlainVm(tx, userId, id);
         const context = { jobs, machine: PLAIN_VM, at: clock.now(), userId };
-        return toApiPlainVm(await applyMove(tx, context, vm, action));
+        return toPlainVm(await applyMove(tx, context, vm, action));
       });
     },
 
@@ -158,7 +162,7 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
         const vm = await requirePlainVm(tx, userId, id);
         const context = { membership, machine: PLAIN_VM, at: clock.now(), userId };
         const moved = await transferMachine(tx, context, vm, targetAccountId, 'not_transferable');
-        return { ...toApiPlainVm(moved), transferNote: TRANSFER_NOTE };
+        return { ...toPlainVm(moved), transferNote: TRANSFER_NOTE };
       });
     },
 

@@ -1,4 +1,4 @@
-import type { FirewallRule, Region, Size } from '@svc/contract';
+import type { FirewallRule, MachineLimits, Region, Size } from '@svc/contract';
 
 /** What a server looks like to the service, whatever the provider. */
 export interface ServerInfo {
@@ -78,6 +78,12 @@ export interface ComputeDriver {
    */
   machineServiceUrl?(publicUrl: string): string;
   /**
+   * The vCPUs, RAM and disk it gives a machine of this size and region, where they are its own
+   * rather than the size table's (the incus driver scales the table). Optional: a driver without
+   * it gives the table's numbers or sets no limits, and the machine's detail shows the table's.
+   */
+  machineLimits?(size: Size, region: Region): MachineLimits | undefined;
+  /**
    * Which of these OS image keys Plain VMs can boot now (the images it has). Optional: a driver
    * without it boots every key.
    */
@@ -94,6 +100,18 @@ export interface ComputeDriver {
   /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;
 }
+
+/**
+ * The limits `driver` gave a machine of its own (a machine another driver made, e.g. a legacy
+ * Agent, is not its to describe); `undefined` where it gives the size table's numbers.
+ */
+export const machineLimitsOf = (
+  driver: ComputeDriver,
+  machine: { readonly provider: string; readonly size: Size; readonly region: Region },
+): MachineLimits | undefined =>
+  machine.provider === driver.name
+    ? driver.machineLimits?.(machine.size, machine.region)
+    : undefined;
 
 /**
  * A failure provisioning can name and that trying again cannot fix (the image is not there, the
