@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createLogger, type LogDestination, warningBox, warnLoudly } from './logger.js';
 
@@ -35,6 +36,19 @@ describe('logger', () => {
     expect(text).toContain('a1');
     expect(text).toContain('[redacted]');
     expect(text).not.toContain('secret-token-value');
+  });
+
+  it('writes one line per request on a terminal: method, path, status and time', () => {
+    const out = destination(true);
+    const log = createLogger({ logLevel: 'info' }, out).child({ subsystem: 'http' });
+    const request = { requestId: 'r-1', method: 'POST', path: '/api/agents', status: 201, ms: 3.2 };
+    log.info(request, 'request');
+    log.info({ agentId: 'a1', driver: 'local' }, 'Agent stop: stopped');
+    const rows = stripVTControlCharacters(out.text()).trimEnd().split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/INFO.*: POST \/api\/agents 201 3\.2 ms\s*$/);
+    expect(rows[1]).toContain('Agent stop: stopped');
+    expect(rows[1]).toContain('"agentId":"a1"');
   });
 
   it('redacts credentials in JSON lines', () => {

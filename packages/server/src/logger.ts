@@ -56,12 +56,28 @@ export function createLogger(
       colorize: true,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname,service',
+      // Each line's fields beside its message, not one per row: a terminal scrolls through many.
+      singleLine: true,
     });
     // Formatted in this thread as each line is written: a terminal is a person reading, not load.
-    return pino(options, { write: (line: string) => destination.write(prettify(line)) });
+    return pino(options, {
+      write: (line: string) => destination.write(prettify(requestInOneLine(line))),
+    });
   }
   // fd 1 through pino's own writer is faster than process.stdout's stream.
   return pino(options, destination === process.stdout ? pino.destination(1) : destination);
+}
+
+/**
+ * A request line (`app.ts`) as a terminal shows it: `GET /api/agents 200 3.1 ms`, its fields in
+ * the message rather than after it. Any other line as it is.
+ */
+export function requestInOneLine(line: string): string {
+  if (!line.includes('"msg":"request')) return line;
+  const { method, path, status, ms, requestId, subsystem, msg, ...rest } = JSON.parse(line);
+  if (msg !== 'request' && msg !== 'request failed') return line;
+  const failed = msg === 'request failed' ? ` (request ${requestId})` : '';
+  return JSON.stringify({ ...rest, msg: `${method} ${path} ${status} ${ms} ms${failed}` });
 }
 
 export const isTerminal = (destination: LogDestination): boolean => destination.isTTY === true;

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
 import { type MachineKind, machineIdOf } from './machine-kinds.js';
+import { logMove } from './machine-log.js';
 import { awaitAnswer, type MachineReadiness } from './machine-readiness.js';
 import { reconcileMachines } from './machine-reconcile.js';
 
@@ -77,46 +78,47 @@ export function lifecycleJobs<R extends MachineColumns>(
     return outcome;
   };
 
-  /** Moves `from` → `to` (recording usage) in one transaction; false if the machine had moved on. */
-  const complete = (
-    id: string,
-    from: MachineState,
+  /**
+   * Moves the machine from the transient state its job read (`before`) to `to`, recording usage,
+   * in one transaction, and logs the finished move once it committed (`logMove`: every move's
+   * end comes through here or the destroy below). False if the machine had moved on.
+   */
+  const complete = async (
+    before: R,
     to: MachineState,
     statusReason: string | null = null,
     server?: ServerInfo,
-  ) =>
-    database.transaction(async (tx) => {
-      const now = clock.now();
-      const row = await repo.transitionMachine<R>(tx, table, id, {
+  ) => {
+    const from = before.state;
+    const at = clock.now();
+    const moved = await database.transaction(async (tx) => {
+      const row = await repo.transitionMachine<R>(tx, table, before.id, {
         from: [from],
         to,
-        at: now,
+        at,
         statusReason,
       });
       if (!row) return false;
-      await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), now);
+      await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), at);
       if (from === 'provisioning') await machine.leftProvisioning?.(tx, row, server);
       return true;
     });
+    if (moved) logMove(log, kind, before, { to, at, statusReason });
+    return moved;
+  };
 
   /** A driver failure: retried, and on the last attempt recorded as `error` with a reason. */
-  async function failed(
-    id: string,
-    via: MachineState,
-    reason: string,
-    error: unknown,
-    run: JobRun,
-  ) {
-    log.warn({ [idKey]: id, err: error, isLastAttempt: run.isLastAttempt }, `${reason}`);
+  async function failed(row: R, reason: string, error: unknown, run: JobRun) {
+    log.warn({ [idKey]: row.id, err: error, isLastAttempt: run.isLastAttempt }, `${reason}`);
     if (!run.isLastAttempt) throw error;
-    await complete(id, via, 'error', reason);
+    await complete(row, 'error', reason);
   }
 
   /** Provisioning past its deadline: `error` with `provisioning_timeout`, the server removed. */
-  async function timeOut(id: string) {
-    if (await complete(id, 'provisioning', 'error', 'provisioning_timeout')) {
-      log.warn({ [idKey]: id }, 'provisioning timed out; removing what the driver created');
-      await compute.deleteServer(id);
+  async function timeOut(row: R) {
+    if (await complete(row, 'error', 'provisioning_timeout')) {
+      log.debug({ [idKey]: row.id }, 'removing what the driver created for it');
+      await compute.deleteServer(row.id);
     }
   }
 
@@ -135,15 +137,14 @@ export function lifecycleJobs<R extends MachineColumns>(
         try {
           await call(id);
         } catch (error) {
-          return failed(id, via, `${action}_failed`, error, run);
+          return failed(row, `${action}_failed`, error, run);
         }
         // A machine that never answers is not usable: trying the move again would wait again.
         if (isToRunning && (await answer(row, run, readiness.timeoutMs)) === 'timed_out') {
-          log.warn({ [idKey]: id }, `${action}: the machine did not answer in time`);
-          await complete(id, via, 'error', `${action}_timeout`);
+          await complete(row, 'error', `${action}_timeout`);
           return;
         }
-        await complete(id, via, done as MachineState);
+        await complete(row, done as MachineState);
       },
       isToRunning ? { expireInSeconds: waitingExpiry } : {},
     );
@@ -157,7 +158,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         const row = await find(id);
         if (row?.state !== PROVISION_MOVE.via) return;
         // Picked up after its deadline (e.g. the service was down): provisioning has timed out.
-        if (row.provisionDeadlineAt && row.provisionDeadlineAt <= clock.now()) return timeOut(id);
+        if (row.provisionDeadlineAt && row.provisionDeadlineAt <= clock.now()) return timeOut(row);
         const create = (homeSeed: string | undefined) =>
           compute.createServer({ ...machine.createSpec(row), ...(homeSeed && { homeSeed }) });
         let server: ServerInfo;
@@ -169,13 +170,7 @@ export function lifecycleJobs<R extends MachineColumns>(
           // A failure the driver names (a missing image) will not pass by trying again.
           const named = error instanceof ComputeFailure;
           const final = named ? { ...run, isLastAttempt: true } : run;
-          await failed(
-            id,
-            PROVISION_MOVE.via,
-            named ? error.reason : 'provisioning_failed',
-            error,
-            final,
-          );
+          await failed(row, named ? error.reason : 'provisioning_failed', error, final);
           if (final.isLastAttempt) await compute.deleteServer(id);
           return;
         }
@@ -184,9 +179,9 @@ export function lifecycleJobs<R extends MachineColumns>(
           ? row.provisionDeadlineAt.getTime() - clock.now().getTime()
           : readiness.timeoutMs;
         if ((await answer(row, run, budgetMs, server)) === 'timed_out') {
-          return timeOut(id);
+          return timeOut(row);
         }
-        const moved = await complete(id, PROVISION_MOVE.via, PROVISION_MOVE.done, null, server);
+        const moved = await complete(row, PROVISION_MOVE.done, null, server);
         // Timed out (or destroyed) meanwhile: what was just created belongs to nobody.
         if (!moved) await compute.deleteServer(id);
       },
@@ -198,7 +193,7 @@ export function lifecycleJobs<R extends MachineColumns>(
       const row = await find(id);
       if (row?.state !== 'provisioning') return;
       if (row.provisionDeadlineAt && row.provisionDeadlineAt > clock.now()) return;
-      await timeOut(id);
+      await timeOut(row);
     }),
 
     handleJob(kind.jobs.reconcile, () => reconcileMachines(deps, machine)),
@@ -209,15 +204,20 @@ export function lifecycleJobs<R extends MachineColumns>(
 
     handleJob(kind.jobs.destroy, async (payload, run) => {
       const id = machineIdOf(kind, payload);
-      if ((await find(id))?.state !== 'destroying') return;
+      const row = await find(id);
+      if (row?.state !== 'destroying') return;
       try {
         await compute.deleteServer(id);
       } catch (error) {
-        return failed(id, 'destroying', 'destroy_failed', error, run);
+        return failed(row, 'destroy_failed', error, run);
       }
-      await database.transaction(async (tx) => {
-        if (await repo.removeMachine(tx, table, id)) await closeUsage(tx, id, clock.now());
+      const at = clock.now();
+      const removed = await database.transaction(async (tx) => {
+        if (!(await repo.removeMachine(tx, table, id))) return false;
+        await closeUsage(tx, id, at);
+        return true;
       });
+      if (removed) logMove(log, kind, row, { to: 'destroyed', at });
     }),
   ];
 }

@@ -3,6 +3,7 @@ import { rolloverUsages } from '../billing/usage.repo.js';
 import type { LifecycleJobsDeps, MachineJobHooks } from './lifecycle-jobs.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
+import { logMove } from './machine-log.js';
 
 /** A start, stop, restart or destroy still unfinished after this long has failed for good. */
 export const STUCK_AFTER_MS = 60 * 60_000;
@@ -25,7 +26,7 @@ export async function reconcileMachines<R extends MachineColumns>(
 ): Promise<void> {
   const { database, clock, compute, log } = deps;
   const { kind } = machine;
-  const { table, idKey } = kind;
+  const { table } = kind;
   const limit = deps.pageSize ?? repo.RECONCILE_PAGE_SIZE;
 
   // Servers the driver has that no machine owns: left by a crash between the provider's work and
@@ -52,23 +53,33 @@ export async function reconcileMachines<R extends MachineColumns>(
   const now = clock.now();
   const cutoff = new Date(now.getTime() - STUCK_AFTER_MS);
   for (let isFull = true; isFull; ) {
-    isFull = await database.transaction(async (tx) => {
+    const rows = await database.transaction(async (tx) => {
       const stuck = { reasons: STUCK_REASONS, cutoff, at: now, limit };
-      const rows = await repo.failStuck<R>(tx, table, stuck);
-      for (const row of rows) {
-        log.warn({ [idKey]: row.id, state: stuckState(row) }, 'move timed out');
-      }
+      const failed = await repo.failStuck<R>(tx, table, stuck);
       await rolloverUsages(
         tx,
-        rows.map((row) => repo.meteredMachine(kind.kind, row)),
+        failed.map((row) => repo.meteredMachine(kind.kind, row)),
         now,
       );
-      return rows.length === limit;
+      return failed;
     });
+    // Each move's line once committed; how long it was stuck is known only to be past the cutoff.
+    for (const row of rows) {
+      const before = { ...row, state: stuckState(row) ?? row.state };
+      logMove(log, kind, before, {
+        to: 'error',
+        at: now,
+        statusReason: row.statusReason,
+        since: cutoff,
+      });
+    }
+    isFull = rows.length === limit;
   }
   await machine.reconcile?.();
 }
 
 /** The transient state a failed-stuck machine was in, read back from its reason. */
 const stuckState = (row: MachineColumns) =>
-  Object.entries(STUCK_REASONS).find(([, reason]) => reason === row.statusReason)?.[0];
+  Object.entries(STUCK_REASONS).find(([, reason]) => reason === row.statusReason)?.[0] as
+    | MachineState
+    | undefined;

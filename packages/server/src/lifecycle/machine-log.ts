@@ -1,0 +1,49 @@
+import { type MachineState, MOVES } from '@svc/contract';
+import type { Logger } from '../logger.js';
+import type { MachineColumns } from './machine.repo.js';
+import type { MachineKind } from './machine-kinds.js';
+
+/**
+ * The move a machine in a transient state is making: `create` or `clone` while provisioning (a
+ * clone's row names its source), else the action whose transient state it is (`stopping`: stop).
+ */
+export function moveOf(row: MachineColumns & { readonly cloneSourceId?: string | null }): string {
+  if (row.state === 'provisioning') return row.cloneSourceId ? 'clone' : 'create';
+  return Object.entries(MOVES).find(([, move]) => move.via === row.state)?.[0] ?? row.state;
+}
+
+/** Where a finished move left the machine: a state, or gone (a destroy). */
+export type MoveEnd = MachineState | 'destroyed';
+
+/**
+ * The one line a finished move logs, once its transaction has committed: at info when it reached
+ * its end, at warn when it ended in `error`. It names the machine, its account and driver, the
+ * move, and how long it took: from when the machine entered the transient state (`before`, the
+ * row its job read) to `at`. Ids only: nothing the machine's users wrote, no credentials.
+ */
+export function logMove(
+  log: Logger,
+  kind: MachineKind,
+  before: MachineColumns,
+  end: {
+    readonly to: MoveEnd;
+    readonly at: Date;
+    readonly statusReason?: string | null;
+    /** When the move began, where `before.updatedAt` no longer says (a stuck move's lower bound). */
+    readonly since?: Date;
+  },
+): void {
+  const move = moveOf(before);
+  const line = {
+    [kind.idKey]: before.id,
+    accountId: before.accountId,
+    move,
+    from: before.state,
+    to: end.to,
+    driver: before.provider,
+    durationMs: Math.max(0, end.at.getTime() - (end.since ?? before.updatedAt).getTime()),
+    ...(end.statusReason && { statusReason: end.statusReason }),
+  };
+  if (end.to === 'error') log.warn(line, `${kind.noun} ${move} failed: ${end.statusReason}`);
+  else log.info(line, `${kind.noun} ${move}: ${end.to}`);
+}
