@@ -1,6 +1,7 @@
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openEnvPush, PUSHABLE_KEYS } from '@svc/contract/agent-env-push';
+import { ENROLL_KEY_VARIABLE } from '@svc/contract/gateway-tls';
 import { AGENT_ENV_FILE, readAgentEnv } from '../agent-env.js';
 
 /** What the gateway answers a push: 204 when taken, else the status and a short reason. */
@@ -60,6 +61,10 @@ export class EnvPushes {
       if (refused) return { status: 403, reason: `certificate refused: ${refused}` };
     }
     const next: Record<string, string> = { ...current, SVC_PUSHED_AT: String(opened.issuedAt) };
+    // Enrolled: the one-time key is forgotten (it is read from this file only, never kept in
+    // memory), so the user data that still holds it (the cloud's metadata service serves it to
+    // any process on the machine, for the server's life) proves nothing from now on.
+    delete next[ENROLL_KEY_VARIABLE];
     for (const key of PUSHABLE_KEYS) {
       const value = opened.env[key];
       // Values become lines of a KEY=value file: one line each.

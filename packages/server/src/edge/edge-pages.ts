@@ -15,6 +15,13 @@ export const UNKNOWN_AGENT: EdgePage = {
   message: 'There is no Agent at this address.',
 };
 
+/** A path of an Agent's gateway that only the service may use (the edge never forwards it). */
+export const NOT_FOUND: EdgePage = {
+  status: 404,
+  title: 'Not found',
+  message: 'Nothing is served at this address.',
+};
+
 export const notRunning = (state: string): EdgePage => ({
   status: 503,
   title: 'This Agent is not running',

@@ -2,6 +2,8 @@ import type { Agent, ClientRequest, IncomingMessage, ServerResponse } from 'node
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { ENV_PUSH_PATH, HOME_SEED_PATH } from '@svc/contract/agent-env-push';
+import { ENROLL_PROOF_PATH } from '@svc/contract/gateway-tls';
 import { createProxyServer } from 'http-proxy-3';
 import type { ProxyTrust } from '../http/client-address.js';
 import type { HostRoute } from '../http/http-server.js';
@@ -9,6 +11,7 @@ import type { Logger } from '../logger.js';
 import { agentHostMatcher } from './edge-host.js';
 import {
   type EdgePage,
+  NOT_FOUND,
   notRunning,
   sendPage,
   sendPageOnSocket,
@@ -35,6 +38,27 @@ const UNREACHABLE_CODES = new Set([
   'EADDRNOTAVAIL',
   'ETIMEDOUT',
 ]);
+
+/**
+ * The gateway's routes for the service alone (enrollment, signed pushes, an adopted home): the
+ * service reaches gateways directly, never through the edge, and the edge's connections show
+ * the service's own client certificate, so the public is stopped here. The path is read as the
+ * gateway routes it (the same URL parsing), so no spelling of it passes one and reaches the
+ * other.
+ */
+const SERVICE_ONLY_PATHS: ReadonlySet<string> = new Set([
+  ENROLL_PROOF_PATH,
+  ENV_PUSH_PATH,
+  HOME_SEED_PATH,
+]);
+
+function isServiceOnly(req: IncomingMessage): boolean {
+  try {
+    return SERVICE_ONLY_PATHS.has(new URL(req.url ?? '/', 'http://gateway').pathname);
+  } catch {
+    return true;
+  }
+}
 
 export interface EdgeProxyOptions {
   readonly routes: EdgeRoutes;
@@ -96,6 +120,7 @@ export function createEdgeProxy(options: EdgeProxyOptions): EdgeProxy {
   async function routeFor(
     req: IncomingMessage,
   ): Promise<{ subdomain: string; target: EdgeTarget; agent: Agent } | EdgePage> {
+    if (isServiceOnly(req)) return NOT_FOUND;
     const subdomain = subdomainOf(req.headers.host) as string;
     let resolution: EdgeResolution;
     try {

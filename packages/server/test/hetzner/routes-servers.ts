@@ -171,6 +171,15 @@ function createServer(context: RouteContext) {
   };
 }
 
+/** Replaces a server's labels (the set given overwrites the existing one); no renaming here. */
+function updateServer(context: RouteContext) {
+  const server = findServer(context);
+  const body = bodyObject(context);
+  if (body.name !== undefined) throw invalidInput('name', 'renaming is not in the stand-in');
+  if (body.labels !== undefined) server.labels = validateLabels(body.labels);
+  return { status: 200, body: { server: serverJson(server, context.store, context.faults) } };
+}
+
 function deleteServer(context: RouteContext) {
   const { store } = context;
   const server = findServer(context);
@@ -206,5 +215,6 @@ export const serverRoutes: Route[] = [
       body: { server: serverJson(findServer(context), context.store, context.faults) },
     }),
   },
+  { method: 'PUT', template: '/servers/{id}', handle: updateServer },
   { method: 'DELETE', template: '/servers/{id}', handle: deleteServer },
 ];

@@ -1,4 +1,5 @@
 import {
+  createHash,
   createHmac,
   createPublicKey,
   hkdfSync,
@@ -28,9 +29,19 @@ export interface GatewayAddress {
 /**
  * Who the gateway must prove to be: `machine`, a certificate of the service's CA naming the
  * machine (whatever its dates: renewing an expired one still needs the machine's key); `any`,
- * any certificate (enrollment, where the proof decides). `pin`: and exactly this public key.
+ * any certificate (enrollment, where the proof decides). `pin`: and exactly the public key with
+ * this fingerprint (`keyFingerprint`).
  */
-export type GatewayCheck = { readonly kind: 'machine' | 'any'; readonly pin?: Buffer };
+export type GatewayCheck = { readonly kind: 'machine' | 'any'; readonly pin?: string | undefined };
+
+/**
+ * A gateway key's pin: the SHA-256 of its DER SPKI, in base 36 (50 characters, letters and digits
+ * only: it fits a Hetzner label value, which takes 63 at most and no `+`, `/` or `=`).
+ */
+export const keyFingerprint = (spkiDer: Buffer): string =>
+  BigInt(`0x${createHash('sha256').update(spkiDer).digest('hex')}`)
+    .toString(36)
+    .padStart(50, '0');
 
 export interface GatewayAnswer {
   readonly status: number;
@@ -88,8 +99,8 @@ export async function gatewayExchange(
       ? 'showed no certificate'
       : check.kind === 'machine' && !ca.vouchesFor(peer, gateway.machineId)
         ? `showed a certificate that is not the service's for machine ${gateway.machineId}`
-        : check.pin && !check.pin.equals(spki)
-          ? 'showed another key than before'
+        : check.pin && check.pin !== keyFingerprint(spki)
+          ? `showed another key than the one enrolled for machine ${gateway.machineId} (refused until it enrolls anew)`
           : undefined;
   if (refused || !spki || !peer) {
     socket.destroy();
@@ -161,37 +172,41 @@ export const enrollKeyOf = (secret: Buffer, machineId: string): string =>
 /**
  * Hands a machine's gateway a certificate for its own key and, with it, `env` (the Agent's
  * token, after enrollment the first one): signed with the push key, over TLS to that key only.
- * `enrollKey`: a first contact, where the gateway's key is taken only with its enrollment proof;
- * otherwise the gateway must show the CA's certificate for the machine.
+ * `enrollKey`: a first contact, where the gateway's key is taken only with its enrollment proof,
+ * and `onKey` records it (the pin) before anything is pushed to it. `pin`: the key enrolled
+ * before, which the gateway must show, with the CA's certificate for the machine (or, `enrolled`
+ * but maybe without its certificate yet, a lost first push, any). Neither: a machine enrolled
+ * before keys were pinned, whose key the CA's certificate names is pinned now (`onKey`).
  */
 export async function pushToGateway(options: {
   readonly ca: GatewayCa;
   readonly pushKey: KeyObject;
   readonly gateway: GatewayAddress;
   readonly env: Readonly<Record<string, string>>;
-  readonly enrollKey?: string;
+  readonly enrollKey?: string | undefined;
+  readonly pin?: string | undefined;
+  readonly enrolled?: boolean;
+  readonly onKey?: (fingerprint: string) => Promise<void>;
 }): Promise<void> {
-  const { ca, gateway } = options;
-  const check: GatewayCheck = { kind: options.enrollKey ? 'any' : 'machine' };
-  const first = options.enrollKey
-    ? await gatewayExchange(ca, gateway, check, {
-        method: 'GET',
-        path: ENROLL_PROOF_PATH,
-        timeoutMs: 10_000,
-      })
-    : await gatewayExchange(ca, gateway, check, {
-        method: 'GET',
-        path: '/_svc/health',
-        timeoutMs: 10_000,
-      });
-  if (options.enrollKey) {
+  const { ca, gateway, pin } = options;
+  const enrollKey = pin ? undefined : options.enrollKey;
+  const kind = enrollKey || (pin && options.enrolled) ? 'any' : 'machine';
+  const first = await gatewayExchange(
+    ca,
+    gateway,
+    { kind, pin },
+    { method: 'GET', path: enrollKey ? ENROLL_PROOF_PATH : '/_svc/health', timeoutMs: 10_000 },
+  );
+  if (enrollKey) {
     const proof = (JSON.parse(first.body || '{}') as { proof?: string }).proof;
-    if (first.status !== 200 || proof !== enrollProof(options.enrollKey, first.spki)) {
+    if (first.status !== 200 || proof !== enrollProof(enrollKey, first.spki)) {
       throw new Error(
         `the gateway at ${addressOf(gateway)} did not prove to be machine ${gateway.machineId}`,
       );
     }
   }
+  const fingerprint = keyFingerprint(first.spki);
+  if (!pin) await options.onKey?.(fingerprint);
   const publicKey = createPublicKey({ key: first.spki, format: 'der', type: 'spki' });
   const gatewayCert = await ca.issueMachineCert(gateway.machineId, publicKey);
   const { body, signature } = signEnvPush(options.pushKey, {
@@ -203,7 +218,7 @@ export async function pushToGateway(options: {
   const answer = await gatewayExchange(
     ca,
     gateway,
-    { ...check, pin: first.spki },
+    { kind, pin: fingerprint },
     {
       method: 'POST',
       path: ENV_PUSH_PATH,

@@ -1,11 +1,10 @@
 import { createPublicKey, randomUUID, X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { get } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
-import { pushPrivateKey, pushPublicKey } from '@svc/contract/agent-env-push';
+import { pushPrivateKey } from '@svc/contract/agent-env-push';
 import {
   GATEWAY_PREFIX,
   gatewayKeyFromToken,
@@ -14,20 +13,22 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
 import { hetznerDriver, hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
+import {
+  agentSpec,
+  enrollingDriver as enrollingDriverOn,
+  serversOf as serversOn,
+  TEST_HMAC_KEY,
+} from '../../../../test/hetzner/enrolling-driver.js';
 import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
-import { TEST_ENV } from '../../../../test/test-context.js';
-import { startGatewayFromUserData } from '../../../../test/test-gateway.js';
 import { issueAgentToken } from '../../../agents/agent-token.js';
-import { GatewayCa } from '../../../crypto/gateway-ca.js';
+import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import { gatewayTarget } from '../../../edge/edge-routes.js';
 import { createGatewayConnector, gatewayAnswers } from '../../../edge/gateway-connection.js';
 import { ComputeFailure, type CreateServerSpec } from '../compute-driver.js';
-import { enrollSecretOf } from './gateway-exchange.js';
 
 // The hetzner driver against the stand-in of Hetzner Cloud's API, every request and answer
 // checked against Hetzner's published description (HCLOUD_OPENAPI).
 
-const TEST_HMAC_KEY = Buffer.from(TEST_ENV.HMAC_KEY, 'base64');
 let setup: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
 beforeAll(async () => {
   setup = await hetznerDriverOnStandIn();
@@ -50,56 +51,10 @@ const plainVm = (id: string, extra: Partial<CreateServerSpec> = {}): CreateServe
   ...extra,
 });
 
-const agent = (id: string, token = 't0k'): CreateServerSpec => ({
-  id,
-  size: 'medium',
-  region: 'us',
-  bootstrapEnv: {
-    SVC_API_URL: 'https://svc.example',
-    SVC_AGENT_ID: id,
-    SVC_HMAC_TOKEN: token,
-    SVC_PUSH_KEY: pushPublicKey(TEST_HMAC_KEY),
-  },
-  labels: { managedBy: 'svc', kind: 'agent', agentId: id },
-});
-
-/** A port free now, where a test's gateway will listen once its server "boots". */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-
-/**
- * A driver with the service's gateway CA, and `boot(id)`: once the driver has made the server,
- * its gateway starts (on 127.0.0.1) from the server's user data, as its first boot would.
- */
-async function enrollingDriver(extra: { homeSeedWaitMs?: number } = {}) {
-  const pem = await GatewayCa.generate();
-  const gatewayCa = new GatewayCa(pem.cert, pem.key);
-  const gatewayPort = await freePort();
-  const driver = await hetznerDriver(setup.standIn, {
-    gatewayCa,
-    enrollSecret: enrollSecretOf(TEST_HMAC_KEY),
-    gatewayPort,
-    homeSeedWaitMs: 30_000,
-    ...extra,
-  });
-  const boot = async (id: string, change = (userData: string) => userData) => {
-    let userData: string | undefined;
-    while (!userData) {
-      userData = serversOf(id)[0]?.userData ?? undefined;
-      if (!userData) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    return startGatewayFromUserData(change(userData), gatewayPort);
-  };
-  return { driver, boot };
-}
-
-const serversOf = (id: string) =>
-  [...setup.standIn.state.servers.values()].filter((s) => s.labels['svc/machine'] === id);
+const agent = agentSpec;
+const enrollingDriver = (extra: { homeSeedWaitMs?: number } = {}) =>
+  enrollingDriverOn(setup.standIn, extra);
+const serversOf = (id: string) => serversOn(setup.standIn, id);
 const firewallsOf = (id: string) =>
   [...setup.standIn.state.firewalls.values()].filter((f) => f.labels['svc/machine'] === id);
 const imagesOf = (id: string) =>

@@ -18,6 +18,7 @@ import { HcloudClient, HcloudError, ignoreMissing, sleep } from './hcloud-client
 import { agentFirewall, agentUserData } from './hetzner-agent.js';
 import { type ServerType, type SizeTable, sizeTable } from './hetzner-catalog.js';
 import { fromHcloudRules } from './hetzner-firewall-rules.js';
+import { serverLabelPins } from './hetzner-gateway-pins.js';
 import { HetznerGateways } from './hetzner-gateways.js';
 import { HetznerImages } from './hetzner-images.js';
 import { HetznerFirewalls } from './hetzner-machine-firewalls.js';
@@ -104,6 +105,7 @@ export class HetznerComputeDriver implements ComputeDriver {
         enrollSecret: options.enrollSecret,
         waitMs: options.homeSeedWaitMs ?? 4 * 60_000,
       },
+      serverLabelPins(this.#client, (id) => this.#find(id)),
       log,
     );
   }

@@ -27,6 +27,12 @@ export interface HetznerGatewayKeys {
   readonly waitMs: number;
 }
 
+/** Where each machine's enrolled gateway key (`keyFingerprint`) is recorded: its server. */
+export interface GatewayPins {
+  read(machineId: string): Promise<string | undefined>;
+  record(machineId: string, fingerprint: string): Promise<void>;
+}
+
 /**
  * The hetzner driver's way into its Agents' servers: their gateways, over TLS (see
  * `@svc/contract/gateway-tls` and `gateway-exchange.ts`). The first push enrolls the machine's
@@ -37,6 +43,7 @@ export class HetznerGateways {
 
   constructor(
     readonly keys: HetznerGatewayKeys,
+    readonly pins: GatewayPins,
     readonly log: Logger,
   ) {}
 
@@ -59,16 +66,27 @@ export class HetznerGateways {
 
   /**
    * Pushes `env` with a certificate for the gateway's key, once the gateway answers: the first
-   * time (`enroll`) to the key that proves to be the machine's, later to the key the CA's
-   * certificate for the machine names.
+   * time (`enroll`) to the key that proves to be the machine's, which is pinned on its server;
+   * later (and on a retry of the first, the enrollment key being forgotten by then) only to the
+   * pinned key, even when another key shows a certificate of the CA for the machine.
    */
   async push(server: ServerInfo, env: Readonly<Record<string, string>>, how: { enroll: boolean }) {
     const { gatewayCa, pushKey } = this.#keys();
     const gateway = gatewayOf(server);
-    const enrollKey = how.enroll ? this.enrollKey(server.id) : undefined;
+    const pin = await this.pins.read(server.id);
+    const enrollKey = how.enroll && !pin ? this.enrollKey(server.id) : undefined;
     await awaitGateway(
       () =>
-        pushToGateway({ ca: gatewayCa, pushKey, gateway, env, ...(enrollKey && { enrollKey }) }),
+        pushToGateway({
+          ca: gatewayCa,
+          pushKey,
+          gateway,
+          env,
+          enrollKey,
+          pin,
+          enrolled: how.enroll,
+          onKey: (fingerprint) => this.pins.record(server.id, fingerprint),
+        }),
       addressOf(gateway),
       this.keys.waitMs,
     );
@@ -77,14 +95,22 @@ export class HetznerGateways {
   /** New credentials for a running Agent, with a renewed certificate, at once (no waiting). */
   async pushNow(server: ServerInfo, env: Readonly<Record<string, string>>): Promise<void> {
     const { gatewayCa, pushKey } = this.#keys();
-    await pushToGateway({ ca: gatewayCa, pushKey, gateway: gatewayOf(server), env });
+    await pushToGateway({
+      ca: gatewayCa,
+      pushKey,
+      gateway: gatewayOf(server),
+      env,
+      pin: await this.pins.read(server.id),
+      onKey: (fingerprint) => this.pins.record(server.id, fingerprint),
+    });
   }
 
   /** An adopted home, brought in through the running server's (enrolled) gateway. */
   async seedHome(server: ServerInfo, seedDir: string): Promise<void> {
     const { gatewayCa, pushKey } = this.#keys();
     const gateway = gatewayOf(server);
-    await pushHomeSeed({ agentId: server.id, gateway, ca: gatewayCa, pushKey, seedDir });
+    const pin = await this.pins.read(server.id);
+    await pushHomeSeed({ agentId: server.id, gateway, ca: gatewayCa, pushKey, seedDir, pin });
   }
 
   /**
@@ -103,7 +129,8 @@ export class HetznerGateways {
       await serial(server.id, async () => {
         const gateway = gatewayOf(server);
         const health = { method: 'GET', path: '/_svc/health', timeoutMs: 10_000 };
-        const { validTo } = await gatewayExchange(gatewayCa, gateway, { kind: 'machine' }, health);
+        const check = { kind: 'machine', pin: await this.pins.read(server.id) } as const;
+        const { validTo } = await gatewayExchange(gatewayCa, gateway, check, health);
         if (validTo.getTime() - Date.now() > RENEW_BEFORE_MS) return;
         await this.pushNow(server, {});
       }).catch((err: unknown) =>

@@ -22,6 +22,8 @@ export interface HomeSeedPush {
   readonly pushKey: KeyObject;
   /** The tree the home starts from (files and directories only). */
   readonly seedDir: string;
+  /** The gateway key enrolled for the machine (`keyFingerprint`), which it must show. */
+  readonly pin?: string | undefined;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function pushHomeSeed(push: HomeSeedPush): Promise<void> {
     const response = await gatewayExchange(
       push.ca,
       push.gateway,
-      { kind: 'machine' },
+      { kind: 'machine', pin: push.pin },
       {
         method: 'POST',
         path: HOME_SEED_PATH,
