@@ -1,3 +1,12 @@
+import {
+  activateSubscription,
+  addMember,
+  createOrg,
+  deactivateSubscription,
+  getMe,
+  listMembers,
+  removeMember,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinOrganization, mailedLinkToken } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -16,7 +25,9 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const owner = t.newClient();
     const ownerUser = await signUpUser(owner);
     n += 1;
-    const org = await owner.post('/api/orgs', { name: `Org ${n}`, slug: `org-${kind}-${n}` });
+    const org = await owner.call(createOrg, {
+      body: { name: `Org ${n}`, slug: `org-${kind}-${n}` },
+    });
     expect(org.status).toBe(201);
     return { owner, ownerUser, org: org.body as { id: string; slug: string } };
   }
@@ -30,21 +41,23 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
   it('creates an organization with the caller as owner, listed in /api/me', async () => {
     const { owner, org } = await orgWithOwner();
     expect(org).toMatchObject({ kind: 'organization', role: 'owner', subscriptionActive: false });
-    const me = await owner.get('/api/me');
+    const me = await owner.call(getMe);
     expect(me.body.accounts.map((a: { id: string }) => a.id)).toContain(org.id);
-    expect(me.body.accounts[0].kind).toBe('personal');
+    expect(me.body.accounts[0]?.kind).toBe('personal');
   });
 
   it('refuses a taken slug (409), including a personal account slug, and invalid or reserved ones (400)', async () => {
     const { owner, org } = await orgWithOwner();
-    const taken = await owner.post('/api/orgs', { name: 'Again', slug: org.slug });
+    const taken = await owner.callError(createOrg, { body: { name: 'Again', slug: org.slug } });
     expect(taken).toMatchObject({ status: 409, body: { error: 'slug_taken' } });
-    const personal = (await owner.get('/api/me')).body.accounts[0].slug;
-    expect((await owner.post('/api/orgs', { name: 'P', slug: personal })).status).toBe(409);
+    const personal = (await owner.call(getMe)).body.accounts[0]?.slug ?? '';
+    expect((await owner.callError(createOrg, { body: { name: 'P', slug: personal } })).status).toBe(
+      409,
+    );
     for (const slug of ['-bad', 'Bad', 'a'.repeat(41), 'has_underscore', 'dashboard']) {
-      const res = await owner.post('/api/orgs', { name: 'Bad', slug });
+      const res = await owner.callError(createOrg, { body: { name: 'Bad', slug } });
       expect(res.status, slug).toBe(400);
-      expect(res.body.issues[0].path).toEqual(['body', 'slug']);
+      expect(res.body.issues?.[0]?.path).toEqual(['body', 'slug']);
     }
   });
 
@@ -52,14 +65,20 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const { owner, org } = await orgWithOwner();
     const existing = t.newClient();
     const { user } = await signUpUser(existing);
-    const withAccount = await owner.post(`/api/orgs/${org.id}/members`, {
-      email: user.email,
-      role: 'member',
+    const withAccount = await owner.call(addMember, {
+      params: { id: org.id },
+      body: {
+        email: user.email,
+        role: 'member',
+      },
     });
     const ghost = `ghost-${kind}-${n}@example.com`;
-    const withoutAccount = await owner.post(`/api/orgs/${org.id}/members`, {
-      email: ghost,
-      role: 'member',
+    const withoutAccount = await owner.call(addMember, {
+      params: { id: org.id },
+      body: {
+        email: ghost,
+        role: 'member',
+      },
     });
     // The same status and the same shape: an invitation, whoever has the address.
     expect(withAccount.status).toBe(202);
@@ -69,9 +88,9 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     expect(withAccount.body).toMatchObject({ accountId: org.id, email: user.email });
     expect(withoutAccount.body).toMatchObject({ accountId: org.id, email: ghost });
     // Nobody joined: the existing user is not a member until they accept.
-    const before = (await owner.get(`/api/orgs/${org.id}/members`)).body.members;
+    const before = (await owner.call(listMembers, { params: { id: org.id } })).body.members;
     expect(before.map((m: { userId: string }) => m.userId)).not.toContain(user.id);
-    expect((await existing.get('/api/me')).body.accounts).toHaveLength(1);
+    expect((await existing.call(getMe)).body.accounts).toHaveLength(1);
     // Both addresses got the same mail: the invitation's link.
     await mailedLinkToken(t, ghost, 'invitation');
     await mailedLinkToken(t, user.email, 'invitation');
@@ -82,13 +101,16 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
       email: user.email,
       role: 'admin',
     });
-    const after = (await owner.get(`/api/orgs/${org.id}/members`)).body.members;
+    const after = (await owner.call(listMembers, { params: { id: org.id } })).body.members;
     expect(after.map((m: { userId: string; role: string }) => [m.userId, m.role])).toContainEqual([
       user.id,
       'admin',
     ]);
     expect(
-      await owner.post(`/api/orgs/${org.id}/members`, { email: user.email, role: 'admin' }),
+      await owner.callError(addMember, {
+        params: { id: org.id },
+        body: { email: user.email, role: 'admin' },
+      }),
     ).toMatchObject({
       status: 409,
       body: { error: 'already_member' },
@@ -102,47 +124,61 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const outsider = t.newClient();
     const outsiderUser = await signUpUser(outsider);
 
-    const byAdmin = await admin.client.post(`/api/orgs/${org.id}/members`, {
-      email: outsiderUser.user.email,
-      role: 'member',
+    const byAdmin = await admin.client.call(addMember, {
+      params: { id: org.id },
+      body: {
+        email: outsiderUser.user.email,
+        role: 'member',
+      },
     });
     expect(byAdmin.status).toBe(202);
     const newcomer = await signUpUser(t.newClient());
     // Only owners make owners.
     expect(
       (
-        await admin.client.post(`/api/orgs/${org.id}/members`, {
-          email: newcomer.user.email,
-          role: 'owner',
+        await admin.client.callError(addMember, {
+          params: { id: org.id },
+          body: {
+            email: newcomer.user.email,
+            role: 'owner',
+          },
         })
       ).status,
     ).toBe(403);
     expect(
       (
-        await plain.client.post(`/api/orgs/${org.id}/members`, {
-          email: newcomer.user.email,
-          role: 'member',
+        await plain.client.callError(addMember, {
+          params: { id: org.id },
+          body: {
+            email: newcomer.user.email,
+            role: 'member',
+          },
         })
       ).status,
     ).toBe(403);
     const stranger = t.newClient();
     await signUpUser(stranger);
-    expect(await stranger.get(`/api/orgs/${org.id}/members`)).toMatchObject({
+    expect(await stranger.callError(listMembers, { params: { id: org.id } })).toMatchObject({
       status: 404,
       body: { error: 'not_found' },
     });
     expect(
       (
-        await stranger.post(`/api/orgs/${org.id}/members`, {
-          email: newcomer.user.email,
-          role: 'member',
+        await stranger.callError(addMember, {
+          params: { id: org.id },
+          body: {
+            email: newcomer.user.email,
+            role: 'member',
+          },
         })
       ).status,
     ).toBe(404);
-    expect((await stranger.post(`/api/accounts/${org.id}/subscription`)).status).toBe(404);
+    expect(
+      (await stranger.callError(activateSubscription, { params: { id: org.id } })).status,
+    ).toBe(404);
     // A personal account is not an organization.
-    const personal = (await owner.get('/api/me')).body.accounts[0].id;
-    expect((await owner.get(`/api/orgs/${personal}/members`)).status).toBe(404);
+    const personal = (await owner.call(getMe)).body.accounts[0]?.id ?? '';
+    expect((await owner.callError(listMembers, { params: { id: personal } })).status).toBe(404);
   });
 
   it('removes members: admins not owners, members only themselves, never the last owner', async () => {
@@ -150,24 +186,41 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const admin = await member(owner, org.id, 'admin');
     const a = await member(owner, org.id, 'member');
     const b = await member(owner, org.id, 'member');
-    expect((await a.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(403);
     expect(
-      (await admin.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status,
+      (await a.client.callError(removeMember, { params: { id: org.id, userId: b.user.id } }))
+        .status,
     ).toBe(403);
-    expect((await admin.client.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(
-      204,
-    );
-    expect((await a.client.delete(`/api/orgs/${org.id}/members/${a.user.id}`)).status).toBe(204);
-    expect(await owner.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).toMatchObject({
+    expect(
+      (
+        await admin.client.callError(removeMember, {
+          params: { id: org.id, userId: ownerUser.user.id },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await admin.client.call(removeMember, { params: { id: org.id, userId: b.user.id } })).status,
+    ).toBe(204);
+    expect(
+      (await a.client.call(removeMember, { params: { id: org.id, userId: a.user.id } })).status,
+    ).toBe(204);
+    expect(
+      await owner.callError(removeMember, { params: { id: org.id, userId: ownerUser.user.id } }),
+    ).toMatchObject({
       status: 409,
       body: { error: 'last_owner' },
     });
-    expect((await owner.delete(`/api/orgs/${org.id}/members/${b.user.id}`)).status).toBe(404);
+    expect(
+      (await owner.callError(removeMember, { params: { id: org.id, userId: b.user.id } })).status,
+    ).toBe(404);
     const second = await member(owner, org.id, 'owner');
     expect(
-      (await second.client.delete(`/api/orgs/${org.id}/members/${ownerUser.user.id}`)).status,
+      (
+        await second.client.call(removeMember, {
+          params: { id: org.id, userId: ownerUser.user.id },
+        })
+      ).status,
     ).toBe(204);
-    const left = (await second.client.get(`/api/orgs/${org.id}/members`)).body.members;
+    const left = (await second.client.call(listMembers, { params: { id: org.id } })).body.members;
     expect(left.map((m: { userId: string }) => m.userId).sort()).toEqual(
       [admin.user.id, second.user.id].sort(),
     );
@@ -177,16 +230,20 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
     const { owner, org } = await orgWithOwner();
     const admin = await member(owner, org.id, 'admin');
     const plain = await member(owner, org.id, 'member');
-    expect(await owner.post(`/api/accounts/${org.id}/subscription`)).toMatchObject({
+    expect(await owner.call(activateSubscription, { params: { id: org.id } })).toMatchObject({
       status: 200,
       body: { accountId: org.id, subscriptionActive: true },
     });
-    const me = await plain.client.get('/api/me');
-    expect(me.body.accounts.find((a: { id: string }) => a.id === org.id).subscriptionActive).toBe(
+    const me = await plain.client.call(getMe);
+    expect(me.body.accounts.find((a: { id: string }) => a.id === org.id)?.subscriptionActive).toBe(
       true,
     );
-    expect((await plain.client.delete(`/api/accounts/${org.id}/subscription`)).status).toBe(403);
-    expect(await admin.client.delete(`/api/accounts/${org.id}/subscription`)).toMatchObject({
+    expect(
+      (await plain.client.callError(deactivateSubscription, { params: { id: org.id } })).status,
+    ).toBe(403);
+    expect(
+      await admin.client.call(deactivateSubscription, { params: { id: org.id } }),
+    ).toMatchObject({
       status: 200,
       body: { subscriptionActive: false },
     });
@@ -194,9 +251,11 @@ describe.each(databaseKinds)('organizations, members and subscriptions on %s', (
 
   it('answers 400 for a malformed id and 404 for an unknown one', async () => {
     const { owner } = await orgWithOwner();
-    const bad = await owner.get('/api/orgs/not-a-uuid/members');
+    const bad = await owner.callError(listMembers, { params: { id: 'not-a-uuid' } });
     expect(bad).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
-    expect(bad.body.issues[0].path).toEqual(['params', 'id']);
-    expect((await owner.get(`/api/orgs/${crypto.randomUUID()}/members`)).status).toBe(404);
+    expect(bad.body.issues?.[0]?.path).toEqual(['params', 'id']);
+    expect(
+      (await owner.callError(listMembers, { params: { id: crypto.randomUUID() } })).status,
+    ).toBe(404);
   });
 });
