@@ -7,10 +7,13 @@ import { Loading } from './Loading.js';
 export function QueryView<T>(props: {
   query: UseQueryResult<T>;
   what: string;
+  /** What the skeleton looks like while loading (a list's cards, or lines). */
+  shape?: 'cards' | 'lines';
   children: (data: T) => ReactNode;
 }) {
   const { query } = props;
-  if (query.isPending) return <Loading what={props.what} />;
+  if (query.isPending)
+    return <Loading what={props.what} {...(props.shape && { shape: props.shape })} />;
   if (query.isError)
     return (
       <div>

@@ -11,7 +11,8 @@ import { AdoptForm } from './AdoptForm.js';
 /**
  * `/dashboard/adopt/{accountSlug}/{name}[?version=N]`: a new Agent from a published bundle, as
  * the public page's "Adopt this bundle" links here. It belongs to no account yet, so it stands
- * outside the account frame; signed out, it goes to sign-in and comes back.
+ * outside any account's pages (inside the signed-in frame); signed out, it goes to sign-in
+ * and comes back.
  */
 export function AdoptPage() {
   const { accountSlug = '', name = '' } = useParams();
@@ -23,15 +24,15 @@ export function AdoptPage() {
     return <Navigate to={signInPath()} replace />;
   if (bundle.error instanceof ApiError && bundle.error.status === 404)
     return (
-      <main className="narrow">
+      <div className="narrow">
         <h1>Bundle not found</h1>
         <p>It was deleted, or it has no published version.</p>
         <a href="/explore">Explore bundles</a>
-      </main>
+      </div>
     );
   const requested = Number(searchParams.get('version'));
   return (
-    <main className="narrow">
+    <div className="narrow">
       <QueryView query={me} what="your accounts">
         {({ accounts }) => (
           <QueryView query={bundle} what="the bundle">
@@ -45,6 +46,6 @@ export function AdoptPage() {
           </QueryView>
         )}
       </QueryView>
-    </main>
+    </div>
   );
 }

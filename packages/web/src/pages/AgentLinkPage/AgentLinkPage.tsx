@@ -20,14 +20,14 @@ export function AgentLinkPage() {
   const agent = useQuery(agentQuery(id));
   if (agent.error instanceof ApiError && agent.error.status === 404)
     return (
-      <main className="narrow">
+      <div className="narrow">
         <h1>Agent not found</h1>
         <p>It was destroyed, or it is not in an account of yours.</p>
         <Link to="/">Go to the dashboard</Link>
-      </main>
+      </div>
     );
   return (
-    <main className="narrow">
+    <div className="narrow">
       <QueryView query={me} what="your accounts">
         {({ accounts }) => (
           <QueryView query={agent} what="the Agent">
@@ -44,6 +44,6 @@ export function AgentLinkPage() {
           </QueryView>
         )}
       </QueryView>
-    </main>
+    </div>
   );
 }

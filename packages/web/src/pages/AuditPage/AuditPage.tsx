@@ -1,5 +1,6 @@
 import type { AuditEvent } from '@svc/contract';
 import { useInfiniteQuery } from '@tanstack/react-query';
+import { ScrollText } from 'lucide-react';
 import { useState } from 'react';
 import { auditQuery } from '../../api/queries/accounts.js';
 import { Empty } from '../../components/Empty.js';
@@ -54,7 +55,12 @@ export function AuditPage() {
       <QueryView query={log} what="the audit log">
         {(data) => {
           const events = data.pages.flatMap((page) => page.items);
-          if (events.length === 0) return <Empty>Nothing recorded yet.</Empty>;
+          if (events.length === 0)
+            return (
+              <Empty title="Nothing recorded yet." icon={ScrollText}>
+                Machines created, members invited and bundles published show up here.
+              </Empty>
+            );
           return (
             <>
               <TableScroll label="Audit events">

@@ -1,5 +1,6 @@
 import { buildPath, getInvoicePage, type InvoiceSummary } from '@svc/contract';
 import { useQuery } from '@tanstack/react-query';
+import { Receipt } from 'lucide-react';
 import { invoicesQuery } from '../../api/queries/billing.js';
 import { Empty } from '../../components/Empty.js';
 import { QueryView } from '../../components/QueryView.js';
@@ -17,7 +18,9 @@ export function InvoicesSection() {
       <QueryView query={invoices} what="invoices">
         {(list) =>
           list.length === 0 ? (
-            <Empty>No invoices yet. Each month’s invoice is issued when the month ends.</Empty>
+            <Empty title="No invoices yet." icon={Receipt}>
+              Each month’s invoice is issued when the month ends.
+            </Empty>
           ) : (
             <TableScroll label="Invoices">
               <table aria-label="Invoices">

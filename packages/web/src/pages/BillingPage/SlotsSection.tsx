@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { CreditCard } from 'lucide-react';
 import { deleteSlotMutation, slotsQuery } from '../../api/queries/billing.js';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
@@ -24,7 +25,9 @@ export function SlotsSection() {
       <QueryView query={slots} what="slots">
         {(list) =>
           list.length === 0 ? (
-            <Empty>No slots. Machines billed by subscription take or add one.</Empty>
+            <Empty title="No slots." icon={CreditCard}>
+              Machines billed by subscription take or add one.
+            </Empty>
           ) : (
             <TableScroll label="Slots">
               <table aria-label="Slots">

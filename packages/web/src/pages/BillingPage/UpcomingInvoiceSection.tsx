@@ -1,5 +1,6 @@
 import type { InvoiceLine, UpcomingInvoice } from '@svc/contract';
 import { useQuery } from '@tanstack/react-query';
+import { Receipt } from 'lucide-react';
 import { upcomingInvoiceQuery } from '../../api/queries/billing.js';
 import { Empty } from '../../components/Empty.js';
 import { QueryView } from '../../components/QueryView.js';
@@ -46,7 +47,7 @@ function UpcomingInvoiceView({ bill }: { bill: UpcomingInvoice }) {
         <dd>{formatPeriod(bill.periodStart, bill.periodEnd)} (UTC)</dd>
       </dl>
       {bill.lines.length === 0 ? (
-        <Empty>Nothing charged this month yet.</Empty>
+        <Empty title="Nothing charged this month yet." icon={Receipt} />
       ) : (
         <InvoiceLinesTable lines={bill.lines} total={bill.total} currency={bill} />
       )}

@@ -1,4 +1,5 @@
 import type { Usage } from '@svc/contract';
+import { Clock } from 'lucide-react';
 import { Empty } from '../../components/Empty.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { formatHours } from '../../modules/format.js';
@@ -11,7 +12,7 @@ export function UsageTable({ usage }: { usage: Usage }) {
     new Date(usage.periodStart),
   );
   if (usage.resources.length === 0)
-    return <Empty>No machines ran on this account since {since}.</Empty>;
+    return <Empty title={`No machines ran on this account since ${since}.`} icon={Clock} />;
   return (
     <TableScroll label="Usage">
       <table aria-label="Usage">

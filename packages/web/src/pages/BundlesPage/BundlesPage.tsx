@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Package } from 'lucide-react';
 import {
   bundlesQuery,
   deleteBundleMutation,
@@ -30,7 +31,9 @@ export function BundlesPage() {
       <QueryView query={bundles} what="bundles">
         {(list) =>
           list.length === 0 ? (
-            <Empty>No published bundles yet.</Empty>
+            <Empty title="No published bundles yet." icon={Package}>
+              Run <code>svc glamp stage</code> on one of your Agents to publish its home.
+            </Empty>
           ) : (
             list.map((bundle) => (
               <BundleCard

@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
 import { issuesAt } from '../../api/client.js';
 import { createOrgMutation } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
@@ -31,10 +31,7 @@ export function CreateOrganizationPage() {
     },
   });
   return (
-    <main className="narrow">
-      <p>
-        <Link to="/">← Dashboard</Link>
-      </p>
+    <div className="narrow">
       <h1>New organization</h1>
       <form
         noValidate
@@ -62,6 +59,6 @@ export function CreateOrganizationPage() {
           {create.isPending ? 'Creating…' : 'Create organization'}
         </button>
       </form>
-    </main>
+    </div>
   );
 }

@@ -1,5 +1,6 @@
 import type { SearchSort } from '@svc/contract';
 import { useInfiniteQuery } from '@tanstack/react-query';
+import { Compass } from 'lucide-react';
 import { useState } from 'react';
 import { searchQuery } from '../../api/queries/bundles.js';
 import { Empty } from '../../components/Empty.js';
@@ -86,7 +87,12 @@ export function ExplorePage() {
       <QueryView query={results} what="bundles">
         {({ pages }) => {
           const items = pages.flatMap((page) => page.items);
-          if (items.length === 0) return <Empty>No published bundle matches.</Empty>;
+          if (items.length === 0)
+            return (
+              <Empty title="No published bundle matches." icon={Compass}>
+                Try fewer words or another tag.
+              </Empty>
+            );
           return (
             <ul className="cards">
               {items.map((item) => (

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Mail } from 'lucide-react';
 import { invitationsQuery, revokeInvitationMutation } from '../../api/queries/accounts.js';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
@@ -18,7 +19,9 @@ export function PendingInvitations(props: { orgId: string }) {
       <QueryView query={invitations} what="invitations">
         {(data) =>
           data.invitations.length === 0 ? (
-            <Empty>No pending invitations.</Empty>
+            <Empty title="No pending invitations." icon={Mail}>
+              Invite someone with the form above.
+            </Empty>
           ) : (
             <TableScroll label="Pending invitations">
               <table>

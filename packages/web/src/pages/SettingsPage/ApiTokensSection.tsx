@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { KeyRound } from 'lucide-react';
 import { apiTokensQuery, revokeApiTokenMutation } from '../../api/queries/accounts.js';
 import { ConfirmButton } from '../../components/ConfirmButton.js';
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
-import { TableScroll } from '../../components/TableScroll.js';
 import { formatDate } from '../../modules/format.js';
 import { NewTokenForm } from './NewTokenForm.js';
 
@@ -26,45 +26,33 @@ export function ApiTokensSection() {
       <QueryView query={tokens} what="tokens">
         {(data) =>
           data.tokens.length === 0 ? (
-            <Empty>No tokens yet.</Empty>
+            <Empty title="No tokens yet." icon={KeyRound}>
+              Make one above for <code>svc</code> or a script.
+            </Empty>
           ) : (
-            <TableScroll label="API tokens">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.tokens.map((token) => (
-                    <tr key={token.id}>
-                      <td>{token.name}</td>
-                      <td>{SCOPES[token.scope]}</td>
-                      <td>{formatDate(token.createdAt)}</td>
-                      <td>{token.lastUsedAt ? formatDate(token.lastUsedAt) : 'never'}</td>
-                      <td>{token.expiresAt ? formatDate(token.expiresAt) : 'never'}</td>
-                      <td>
-                        <ConfirmButton
-                          label="Revoke"
-                          accessibleLabel={`Revoke ${token.name}`}
-                          question={`Revoke ${token.name}? Scripts using it stop working.`}
-                          confirmLabel="Revoke"
-                          pending={revoke.isPending}
-                          onConfirm={() => revoke.mutate(token.id)}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <ul className="rows" aria-label="API tokens">
+              {data.tokens.map((token) => (
+                <li key={token.id} className="row">
+                  <KeyRound className="icon" />
+                  <div className="row-main">
+                    <strong>{token.name}</strong>
+                    <span className="muted">
+                      {SCOPES[token.scope]} · created {formatDate(token.createdAt)} · last used{' '}
+                      {token.lastUsedAt ? formatDate(token.lastUsedAt) : 'never'} · expires{' '}
+                      {token.expiresAt ? formatDate(token.expiresAt) : 'never'}
+                    </span>
+                  </div>
+                  <ConfirmButton
+                    label="Revoke"
+                    accessibleLabel={`Revoke ${token.name}`}
+                    question={`Revoke ${token.name}? Scripts using it stop working.`}
+                    confirmLabel="Revoke"
+                    pending={revoke.isPending}
+                    onConfirm={() => revoke.mutate(token.id)}
+                  />
+                </li>
+              ))}
+            </ul>
           )
         }
       </QueryView>

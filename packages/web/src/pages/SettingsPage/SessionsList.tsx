@@ -1,11 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Monitor } from 'lucide-react';
 import { endSessionMutation, sessionsQuery } from '../../api/queries/accounts.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
-import { TableScroll } from '../../components/TableScroll.js';
 import { formatDate } from '../../modules/format.js';
+import { browserName } from './browser-name.js';
 
-/** Every browser signed in as the user; any but this one can be signed out from here. */
+/**
+ * Every browser signed in as the user; any but this one can be signed out from here. One row
+ * each, the browser's name first and the rest wrapping under it, so nothing is cut at any width.
+ */
 export function SessionsList() {
   const qc = useQueryClient();
   const sessions = useQuery(sessionsQuery());
@@ -15,44 +19,34 @@ export function SessionsList() {
       <h2>Sessions</h2>
       <QueryView query={sessions} what="sessions">
         {(data) => (
-          <TableScroll label="Sessions">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Browser</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Signed in</th>
-                  <th scope="col">Last seen</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.sessions.map((session) => (
-                  <tr key={session.id}>
-                    <td>{session.userAgent ?? 'unknown'}</td>
-                    <td>{session.clientAddress ?? 'unknown'}</td>
-                    <td>{formatDate(session.createdAt)}</td>
-                    <td>{session.lastSeenAt ? formatDate(session.lastSeenAt) : '—'}</td>
-                    <td>
-                      {session.current ? (
-                        'This browser'
-                      ) : (
-                        <button
-                          type="button"
-                          onClick={() => end.mutate(session.id)}
-                          disabled={end.isPending}
-                        >
-                          Sign out
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <ul className="rows" aria-label="Sessions">
+            {data.sessions.map((session) => (
+              <li key={session.id} className="row">
+                <Monitor className="icon" />
+                <div className="row-main">
+                  <strong title={session.userAgent ?? undefined}>
+                    {browserName(session.userAgent)}
+                  </strong>
+                  <span className="muted">
+                    {session.clientAddress ?? 'address unknown'} · signed in{' '}
+                    {formatDate(session.createdAt)}
+                    {session.lastSeenAt && ` · last seen ${formatDate(session.lastSeenAt)}`}
+                  </span>
+                </div>
+                {session.current ? (
+                  <span className="badge badge-ok">This browser</span>
+                ) : (
+                  <button
+                    type="button"
+                    onClick={() => end.mutate(session.id)}
+                    disabled={end.isPending}
+                  >
+                    Sign out
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
         )}
       </QueryView>
       <ErrorMessage error={end.error} />

@@ -1,4 +1,3 @@
-import { Link } from 'react-router';
 import { useTitle } from '../../modules/use-title.js';
 import { ApiTokensSection } from './ApiTokensSection.js';
 import { DeleteAccountSection } from './DeleteAccountSection.js';
@@ -14,10 +13,7 @@ import { SessionsList } from './SessionsList.js';
 export function SettingsPage() {
   useTitle('Settings');
   return (
-    <main className="narrow">
-      <p>
-        <Link to="/">← Dashboard</Link>
-      </p>
+    <div className="narrow">
       <h1>Settings</h1>
       <NameForm />
       <EmailForm />
@@ -25,6 +21,6 @@ export function SettingsPage() {
       <SessionsList />
       <ApiTokensSection />
       <DeleteAccountSection />
-    </main>
+    </div>
   );
 }

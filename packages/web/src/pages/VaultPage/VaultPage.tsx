@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { KeyRound } from 'lucide-react';
 import {
   addVaultEntryMutation,
   deleteVaultEntryMutation,
@@ -31,7 +32,9 @@ export function VaultPage() {
       <QueryView query={keys} what="Vault keys">
         {(entries) =>
           entries.length === 0 ? (
-            <Empty>No keys yet. Paste a public key line above.</Empty>
+            <Empty title="No keys yet." icon={KeyRound}>
+              Paste a public key line above.
+            </Empty>
           ) : (
             <ul className="cards">
               {entries.map((entry) => (
