@@ -293,8 +293,18 @@ describe('loadConfig', () => {
       loadConfig({ COMPUTE_DRIVER: 'incus', ...env }).config.compute;
     expect(incus({})).not.toHaveProperty('publicSsh');
     expect(incus({ INCUS_PUBLIC_ADDRESS: '203.0.113.5' })).toMatchObject({
-      publicSsh: { addresses: { '*': '203.0.113.5' }, ports: { first: 22000, last: 22999 } },
+      publicSsh: {
+        addresses: { '*': '203.0.113.5' },
+        ports: { first: 22000, last: 22999 },
+        holdMs: 24 * 3_600_000,
+      },
     });
+    expect(
+      incus({ INCUS_PUBLIC_ADDRESS: '203.0.113.5', INCUS_SSH_PORT_HOLD_HOURS: '0' }),
+    ).toMatchObject({ publicSsh: { holdMs: 0 } });
+    expect(() =>
+      incus({ INCUS_PUBLIC_ADDRESS: '203.0.113.5', INCUS_SSH_PORT_HOLD_HOURS: 'a day' }),
+    ).toThrow(/INCUS_SSH_PORT_HOLD_HOURS/);
     expect(
       incus({
         INCUS_PUBLIC_ADDRESS: 'member1=203.0.113.5, member2=203.0.113.6',

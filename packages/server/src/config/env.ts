@@ -114,6 +114,11 @@ export const EnvSchema = z.object({
   INCUS_PUBLIC_ADDRESS: optional,
   /** The ports of INCUS_PUBLIC_ADDRESS handed out, one per Plain VM (`first-last`). */
   INCUS_SSH_PORTS: z.string().default('22000-22999'),
+  /**
+   * Hours a port freed by a destroyed Plain VM is held back before another VM may get it (its
+   * users' ssh to the old host:port would reach a stranger's machine); 0: no hold.
+   */
+  INCUS_SSH_PORT_HOLD_HOURS: integer(24, 0, 24 * 365),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
   // The token travels with every request: HTTPS, or plain HTTP to this host only (a stand-in).
   HCLOUD_ENDPOINT: secretBearingUrl.default('https://api.hetzner.cloud/v1'),

@@ -12,6 +12,11 @@ export interface IncusPublicSsh {
    */
   readonly addresses: Readonly<Record<string, string>>;
   readonly ports: { readonly first: number; readonly last: number };
+  /**
+   * How long a freed port is held back (`INCUS_SSH_PORT_HOLD_HOURS`); 0: not at all; unset: that
+   * variable's default, 24 hours.
+   */
+  readonly holdMs?: number;
 }
 
 /** Every member, when `INCUS_PUBLIC_ADDRESS` is one address. */
@@ -69,5 +74,7 @@ export function incusPublicSsh(env: Env, check: Check): IncusPublicSsh | undefin
   if (!env.INCUS_PUBLIC_ADDRESS) return undefined;
   const table = check('INCUS_PUBLIC_ADDRESS', addresses(env.INCUS_PUBLIC_ADDRESS));
   const range = check('INCUS_SSH_PORTS', ports(env.INCUS_SSH_PORTS));
-  return table && range ? { addresses: table, ports: range } : undefined;
+  return table && range
+    ? { addresses: table, ports: range, holdMs: env.INCUS_SSH_PORT_HOLD_HOURS * 3_600_000 }
+    : undefined;
 }

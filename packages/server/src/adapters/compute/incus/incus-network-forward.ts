@@ -35,45 +35,96 @@ export async function listForwards(client: IncusClient, network: string): Promis
 }
 
 /**
+ * A port freed on a forward is held back (`holdMs`) before another machine may get it: users of
+ * a destroyed VM still have its host:port in their shell history and known_hosts, and at once
+ * it would reach a stranger's machine. The hold is recorded on the forward itself (a config key
+ * per port: the time it was freed), where the allocation is recorded, so it survives restarts
+ * and is seen by every process sharing the daemon.
+ */
+const FREED_PREFIX = 'user.svc.ssh-freed.';
+
+/** The ports of a forward's config still held back at `now`. */
+export function heldPorts(config: Readonly<Record<string, string>>, holdMs: number, now: number) {
+  const held = new Set<number>();
+  for (const [key, value] of Object.entries(config)) {
+    if (!key.startsWith(FREED_PREFIX)) continue;
+    if (Date.parse(value) + holdMs > now) held.add(Number(key.slice(FREED_PREFIX.length)));
+  }
+  return held;
+}
+
+/**
+ * The forward's config after a change from `before` to `after`: ports no entry holds any more
+ * are recorded as freed now, holds that are over or whose port is taken again are dropped.
+ */
+function configAfter(
+  config: Readonly<Record<string, string>>,
+  before: readonly ForwardPort[],
+  after: readonly ForwardPort[],
+  holdMs: number,
+  now: number,
+): Record<string, string> {
+  const held = heldPorts(config, holdMs, now);
+  const taken = new Set(after.flatMap((entry) => portList(entry.listen_port)));
+  const next = Object.fromEntries(
+    Object.entries(config).filter(([key]) => {
+      if (!key.startsWith(FREED_PREFIX)) return true;
+      const port = Number(key.slice(FREED_PREFIX.length));
+      return held.has(port) && !taken.has(port);
+    }),
+  );
+  if (holdMs > 0) {
+    for (const port of before.flatMap((entry) => portList(entry.listen_port))) {
+      if (!taken.has(port)) next[`${FREED_PREFIX}${port}`] = new Date(now).toISOString();
+    }
+  }
+  return next;
+}
+
+/**
  * Rewrites the port list of the forward on `listen` (on `member` of a cluster) with `change`,
- * written with the forward's ETag, until a fresh read shows the result: made when missing,
- * deleted when the service made it and it is left empty. The caller holds the bridge's lock;
- * the ETag covers writers that do not take it.
+ * which is told the ports held back there, written with the forward's ETag, until a fresh read
+ * shows the result: made when missing, deleted when the service made it and it is left empty
+ * with no port held. Ports the change frees are held for `holdMs`. The caller holds the bridge's
+ * lock; the ETag covers writers that do not take it.
  */
 export async function changeForward(
   client: IncusClient,
   network: string,
-  at: { readonly listen: string; readonly member: string | undefined },
-  change: (ports: ForwardPort[]) => Promise<ForwardPort[]>,
+  at: { readonly listen: string; readonly member: string | undefined; readonly holdMs: number },
+  change: (ports: ForwardPort[], held: ReadonlySet<number>) => Promise<ForwardPort[]>,
 ): Promise<void> {
   const path = `${forwardsPath(network)}/${at.listen}`;
   const query = at.member ? { target: at.member } : undefined;
   for (let attempt = 1; ; attempt++) {
     const read = await readForward(client, path, query);
     const before = read?.metadata.ports ?? [];
-    const after = await change(before);
-    if (sameEntries(before, after)) return;
+    const now = Date.now();
+    const config = read?.metadata.config ?? {};
+    const after = await change(before, heldPorts(config, at.holdMs, now));
+    const nextConfig = configAfter(config, before, after, at.holdMs, now);
+    if (sameEntries(before, after) && sameConfig(config, nextConfig)) return;
     if (attempt > WRITE_ATTEMPTS) {
       throw new Error(`could not update the network forward ${at.listen} of ${network}`);
     }
     try {
+      const isEmpty = after.length === 0 && !Object.keys(nextConfig).some(isHold);
       if (!read) {
         await client.call('POST', forwardsPath(network), {
           ...(query && { query }),
           body: {
             listen_address: at.listen,
             description: FORWARD_DESCRIPTION,
-            config: {},
+            config: nextConfig,
             ports: after,
           },
         });
-      } else if (after.length === 0 && read.metadata.description === FORWARD_DESCRIPTION) {
+      } else if (isEmpty && read.metadata.description === FORWARD_DESCRIPTION) {
         await client.call('DELETE', path, { ...(query && { query }) });
       } else {
-        const { description, config } = read.metadata;
         await client.call('PUT', path, {
           ...(query && { query }),
-          body: { description, config, ports: after },
+          body: { description: read.metadata.description, config: nextConfig, ports: after },
           ...(read.etag && { headers: { 'If-Match': read.etag } }),
         });
       }
@@ -85,6 +136,29 @@ export async function changeForward(
       if (!isRace) throw error;
     }
   }
+}
+
+const isHold = (key: string) => key.startsWith(FREED_PREFIX);
+
+/** Whether a forward's config holds a port whose hold is over (to be dropped). */
+export const hasExpiredHold = (forward: Forward, holdMs: number, now: number) =>
+  Object.keys(forward.config ?? {}).filter(isHold).length >
+  heldPorts(forward.config ?? {}, holdMs, now).size;
+
+function sameConfig(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>) {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].every((key) => a[key] === b[key]);
+}
+
+/** `22000,22005-22007` → its ports. */
+export function portList(spec: string): number[] {
+  return spec.split(',').flatMap((part) => {
+    const [from, to] = part.split('-').map(Number);
+    if (!from) return [];
+    const ports: number[] = [];
+    for (let port = from; port <= (to ?? from); port++) ports.push(port);
+    return ports;
+  });
 }
 
 async function readForward(

@@ -7,9 +7,13 @@ import {
   changeForward,
   type Forward,
   type ForwardPort,
+  hasExpiredHold,
   listForwards,
 } from './incus-network-forward.js';
 import { freePort, SSH_PORT_KEY, usedPorts } from './incus-ssh-ports.js';
+
+/** `INCUS_SSH_PORT_HOLD_HOURS`'s default. */
+const DEFAULT_HOLD_MS = 24 * 3_600_000;
 
 /** Where an instance is: its cluster member (`none` on a single server) and its project. */
 type Placed = Instance & { readonly location?: string; readonly project?: string };
@@ -83,7 +87,7 @@ export class IncusSshForwards {
       const target = pinnedAddress(current);
       const recorded = Number(current.config[SSH_PORT_KEY]);
       let port = 0;
-      await this.#change({ listen, member }, async (ports) => {
+      await this.#change({ listen, member }, async (ports, held) => {
         const own = ports.find((entry) => this.#isOwn(entry, machineId));
         if (own && own.target_address === target) {
           port = Number(own.listen_port);
@@ -94,7 +98,7 @@ export class IncusSshForwards {
           name: instance.name,
           project: this.options.project,
         });
-        port = freePort(publicSsh.ports, used, recorded);
+        port = freePort(publicSsh.ports, used, recorded, held);
         return [
           ...others,
           {
@@ -158,6 +162,13 @@ export class IncusSshForwards {
         await this.#removeWhere(isStale(byId));
       });
     }
+    // Holds that are over are dropped (and a forward left with nothing is deleted).
+    for (const forward of forwards.filter((f) => hasExpiredHold(f, this.#holdMs, Date.now()))) {
+      const member = this.isClustered() ? forward.location : undefined;
+      await this.firewall.exclusive(() =>
+        this.#change({ listen: forward.listen_address, member }, async (ports) => ports),
+      );
+    }
   }
 
   #isItsForward(forward: Forward, instance: Placed): boolean {
@@ -190,9 +201,19 @@ export class IncusSshForwards {
 
   #change(
     at: { listen: string; member: string | undefined },
-    change: (ports: ForwardPort[]) => Promise<ForwardPort[]>,
+    change: (ports: ForwardPort[], held: ReadonlySet<number>) => Promise<ForwardPort[]>,
   ) {
-    return changeForward(this.client, this.options.network, at, change);
+    return changeForward(
+      this.client,
+      this.options.network,
+      { ...at, holdMs: this.#holdMs },
+      change,
+    );
+  }
+
+  /** Ports this project frees are held back the same while outside SSH is off (unset). */
+  get #holdMs(): number {
+    return this.options.publicSsh?.holdMs ?? DEFAULT_HOLD_MS;
   }
 
   #isOurs(entry: ForwardPort): boolean {

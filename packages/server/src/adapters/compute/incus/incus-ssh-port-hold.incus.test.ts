@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanUp } from '../../../../test/clean-up.js';
+import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createOutsideClient, type OutsideClient } from '../../../../test/outside-client.js';
+import { IncusClient } from './incus-client.js';
+import { IncusComputeDriver } from './incus-compute-driver.js';
+import type { Forward } from './incus-network-forward.js';
+
+// A public SSH port freed by a destroyed Plain VM is held back (INCUS_SSH_PORT_HOLD_HOURS) before
+// another VM gets it, recorded on the network forward, on the real daemon. Two ports only, so
+// the range is full as soon as one is held and the other taken.
+
+const PORTS = { first: 22300, last: 22301 };
+const HOLD_MS = 24 * 3_600_000;
+const FREED = 'user.svc.ssh-freed.';
+
+describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, () => {
+  let outside: OutsideClient;
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+  let incus: IncusClient;
+  let driver: IncusComputeDriver;
+
+  beforeAll(async () => {
+    outside = await createOutsideClient();
+    project = await createIncusProject();
+    incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    driver = new IncusComputeDriver(
+      {
+        socketPath: INCUS_SOCKET,
+        project: project.name,
+        network: 'incusbr0',
+        storagePool: 'default',
+        sizeFactor: 0.25,
+        instanceType: 'container',
+        agentImage: 'svc-agent',
+        cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
+        publicSsh: { addresses: { '*': outside.hostAddress }, ports: PORTS, holdMs: HOLD_MS },
+      },
+      pino({ level: 'silent' }),
+    );
+    await driver.connect();
+  });
+
+  afterAll(() =>
+    cleanUp({
+      driver: () => driver?.close(),
+      project: () => project?.remove(),
+      incus: () => incus?.close(),
+      outside: () => outside?.remove(),
+    }),
+  );
+
+  const forwardPath = () => `/1.0/networks/incusbr0/forwards/${outside.hostAddress}`;
+  const forward = () => incus.request<Forward>('GET', forwardPath());
+  const plainVm = (id = randomUUID()) =>
+    driver.createServer({
+      id,
+      size: 'small',
+      region: 'eu',
+      image: 'debian-12',
+      bootstrapEnv: {},
+      // Not `managedBy: svc`: no service runs here, but the label is a service's own.
+      labels: { managedBy: 'svc-port-hold-test', kind: 'plain_vm', plainVmId: id },
+      login: { user: 'debian', authorizedKeys: [] },
+      firewall: DEFAULT_FIREWALL_RULES,
+    });
+
+  it('gives a freed port to nobody else until its hold is over, even with the range full', async () => {
+    const first = await plainVm();
+    expect(first.ssh).toEqual({ host: outside.hostAddress, port: PORTS.first });
+    await driver.deleteServer(first.id);
+    // The forward outlives its last entry, holding the port.
+    const held = (await forward()).metadata;
+    expect(held.ports).toEqual([]);
+    expect(Date.parse(held.config[`${FREED}${PORTS.first}`] as string)).toBeGreaterThan(
+      Date.now() - 60_000,
+    );
+
+    const second = await plainVm();
+    expect(second.ssh?.port).toBe(PORTS.last);
+    // The range's other port is taken and the first held: the next VM gets none.
+    await expect(plainVm()).rejects.toThrow(/no free SSH port left .*1 of them freed recently/);
+
+    // A hold that is over (its record set back by more than the hold) frees the port again.
+    const { metadata, etag } = await forward();
+    const longAgo = new Date(Date.now() - HOLD_MS - 60_000).toISOString();
+    await incus.call('PUT', forwardPath(), {
+      body: {
+        description: metadata.description,
+        config: { ...metadata.config, [`${FREED}${PORTS.first}`]: longAgo },
+        ports: metadata.ports,
+      },
+      ...(etag && { headers: { 'If-Match': etag } }),
+    });
+    const third = await plainVm();
+    expect(third.ssh?.port).toBe(PORTS.first);
+    expect(
+      Object.keys((await forward()).metadata.config).filter((k) => k.startsWith(FREED)),
+    ).toEqual([]);
+
+    // Destroying both holds both; the forward stays for them.
+    await driver.deleteServer(second.id);
+    await driver.deleteServer(third.id);
+    expect(Object.keys((await forward()).metadata.config).sort()).toEqual([
+      `${FREED}${PORTS.first}`,
+      `${FREED}${PORTS.last}`,
+    ]);
+  });
+});
