@@ -5,6 +5,7 @@ import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import * as invoices from './invoices.repo.js';
 import { moveSubscriptionStatus } from './subscription.repo.js';
+import { logSubscriptionMove } from './subscription-log.js';
 
 const DAY_MS = 86_400_000;
 
@@ -79,7 +80,11 @@ export async function runDunning(deps: DunningDeps): Promise<Record<Subscription
     const next = await deps.database.transaction((tx) =>
       applyStanding(tx, deps, candidate, candidate.dueAt ? new Date(candidate.dueAt) : null),
     );
-    if (next) moved[next] += 1;
+    if (next) {
+      moved[next] += 1;
+      const move = { accountId: candidate.id, from: candidate.subscriptionStatus, to: next };
+      logSubscriptionMove(deps.log, { ...move, cause: 'invoices' });
+    }
   }
   if (candidates.length > 0) deps.log.info({ moved }, 'subscriptions moved by their invoices');
   return moved;

@@ -16,6 +16,7 @@ import type { PaymentProcessor, ProcessorEvent } from './payment-processor.js';
 import { ProcessorUnavailable } from './payment-processor.js';
 import { slotQuantities } from './slot-quantities.js';
 import { lockSubscriptionStatus, moveSubscriptionStatus } from './subscription.repo.js';
+import { logSubscriptionMove } from './subscription-log.js';
 
 /** How long an activation waits for another process's work on the account's subscription. */
 const ACTIVATION_WAIT_MS = 20_000;
@@ -63,11 +64,27 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
     if (!account) throw new AppError('not_found');
     const to = await moveSubscriptionStatus(tx, account, move, clock.now());
     const subscriptionStatus = to ?? account.subscriptionStatus;
-    return {
+    const standing = {
       accountId,
       subscriptionActive: subscriptionStatus !== 'inactive',
       subscriptionStatus,
     };
+    return { standing, from: account.subscriptionStatus, moved: to !== null };
+  };
+
+  /** The standing a move left, its line logged once the move's transaction committed. */
+  const loggedMove = (
+    result: Awaited<ReturnType<typeof moveLocked>>,
+    cause: 'activate' | 'deactivate',
+    startedAt: number,
+  ) => {
+    const { standing, from, moved } = result;
+    if (moved) {
+      const durationMs = Math.round(performance.now() - startedAt);
+      const to = standing.subscriptionStatus;
+      logSubscriptionMove(deps.log, { accountId: standing.accountId, from, to, cause, durationMs });
+    }
+    return standing;
   };
 
   return {
@@ -85,6 +102,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
         accountId,
         MANAGERS,
       );
+      const startedAt = performance.now();
       const now = clock.now();
       const overdueSince = await oldestOverdueDueAt(database.db, accountId, now);
       if (moveByInvoices(overdueSince, now, deps.graceDays) === 'grace_passed') {
@@ -98,7 +116,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
             name: account.name,
             slots,
           });
-          return database.transaction(async (tx) => {
+          const result = await database.transaction(async (tx) => {
             await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
             // Deactivated while the processor was asked: the deactivation detached this
             // subscription, and its job ends it.
@@ -120,6 +138,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
             await audit(tx, actor, accountId, { active: true, status });
             return row;
           });
+          return loggedMove(result, 'activate', startedAt);
         });
       } catch (error) {
         await database
@@ -133,7 +152,8 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
 
     /** Ends the subscription now; the processor's subscription is cancelled by a job. */
     async deactivate(actor: Actor, accountId: string) {
-      return database.transaction(async (tx) => {
+      const startedAt = performance.now();
+      const result = await database.transaction(async (tx) => {
         await deps.membership.requireMember(tx, actor, accountId, MANAGERS);
         const row = await moveLocked(tx, accountId, 'deactivated');
         await processor.detachSubscription(tx, accountId);
@@ -141,6 +161,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
         await audit(tx, actor, accountId, { active: false, status: 'inactive' });
         return row;
       });
+      return loggedMove(result, 'deactivate', startedAt);
     },
 
     /**
@@ -150,7 +171,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
      */
     async applyEvent(event: ProcessorEvent): Promise<void> {
       if (event.kind === 'ignored') return;
-      await database.transaction(async (tx) => {
+      const moved = await database.transaction(async (tx) => {
         if (!(await customers.recordEvent(tx, event, clock.now()))) return;
         const row = await customers.lockBillingCustomer(
           tx,
@@ -203,7 +224,15 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
           status: next,
           processorEvent: event.id,
         });
+        return { accountId: row.accountId, from: current.subscriptionStatus, to: next };
       });
+      if (moved) {
+        logSubscriptionMove(deps.log, {
+          ...moved,
+          cause: 'processor_event',
+          processorEvent: event.id,
+        });
+      }
     },
   };
 }

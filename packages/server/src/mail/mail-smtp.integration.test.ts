@@ -65,7 +65,11 @@ describe.each(databaseKinds)('mail over SMTP on %s', (kind) => {
       15_000,
       'the "mail sent" log line',
     );
-    expect(sent).toMatchObject({ template: 'notice', to: 'ada@example.com' });
+    expect(sent).toMatchObject({
+      template: 'notice',
+      to: 'ada@example.com',
+      durationMs: expect.any(Number),
+    });
     expect(sent?.messageId).toBe(mail.parsed.messageId);
   });
 
