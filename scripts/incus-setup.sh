@@ -6,12 +6,13 @@
 set -euo pipefail
 
 INCUS_NETWORK="${INCUS_NETWORK:-incusbr0}"
-INCUS_STORAGE_POOL="${INCUS_STORAGE_POOL:-default}"
 # An explicit subnet: on hosts without a free one to detect, `incus admin init --minimal` fails.
 INCUS_BRIDGE_ADDRESS="${INCUS_BRIDGE_ADDRESS:-10.77.0.1/24}"
 LOG_DIR=/var/log/incus
 
 say() { printf 'incus:setup: %s\n' "$*"; }
+# INCUS_STORAGE_POOL and ensure_pool: a copy-on-write pool (btrfs on a loop file by default).
+. "$(dirname "$0")/incus-storage.sh"
 # A process by that name that is alive: a killed one stays a zombie until it is reaped.
 running() { ps -C "$1" -o stat= 2>/dev/null | grep -qv '^Z'; }
 
@@ -22,6 +23,8 @@ install_packages() {
   command -v incusd >/dev/null 2>&1 || [ -x /usr/libexec/incus/incusd ] || missing+=(incus-base)
   command -v dnsmasq >/dev/null 2>&1 || missing+=(dnsmasq-base)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  # nft: Incus's firewall driver, and the service's own baseline table (inet svc_guard) beside it.
+  command -v nft >/dev/null 2>&1 || missing+=(nftables)
   [ "${#missing[@]}" -eq 0 ] && return
   . /etc/os-release
   local backports="${VERSION_CODENAME}-backports"
@@ -68,15 +71,12 @@ start_daemons() {
 }
 
 configure() {
-  incus storage show "$INCUS_STORAGE_POOL" >/dev/null 2>&1 ||
-    incus storage create "$INCUS_STORAGE_POOL" dir
+  ensure_pool
   incus network show "$INCUS_NETWORK" >/dev/null 2>&1 ||
     incus network create "$INCUS_NETWORK" \
       ipv4.address="$INCUS_BRIDGE_ADDRESS" ipv4.nat=true ipv6.address=none
   local devices
   devices=$(incus profile device list default)
-  grep -qx root <<<"$devices" ||
-    incus profile device add default root disk path=/ pool="$INCUS_STORAGE_POOL"
   grep -qx eth0 <<<"$devices" ||
     incus profile device add default eth0 nic network="$INCUS_NETWORK" name=eth0
 }

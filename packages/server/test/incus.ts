@@ -12,6 +12,9 @@ import { testEnv } from './test-db.js';
 /** The Incus daemon the `*.incus.test.ts` files use. */
 export const INCUS_SOCKET = testEnv.INCUS_SOCKET ?? '/var/lib/incus/unix.socket';
 
+/** The copy-on-write pool `npm run incus:setup` makes (the service's default INCUS_STORAGE_POOL). */
+export const INCUS_POOL = 'svc';
+
 /**
  * `startEdgeServer`'s context on the real daemon: the incus driver the environment names, in
  * `project` (as `COMPUTE_DRIVER=incus npm start` makes it), on PGlite.

@@ -217,7 +217,7 @@ describe('loadConfig', () => {
       socketPath: '/var/lib/incus/unix.socket',
       project: 'default',
       network: 'incusbr0',
-      storagePool: 'default',
+      storagePool: 'svc',
       sizeFactor: 1,
       instanceType: 'container',
       agentImage: 'svc-agent',

@@ -86,7 +86,8 @@ export const EnvSchema = z.object({
   INCUS_PROJECT: z.string().min(1).default('default'),
   /** The managed bridge machines are attached to; their firewalls are ACLs on it. */
   INCUS_NETWORK: z.string().min(1).default('incusbr0'),
-  INCUS_STORAGE_POOL: z.string().min(1).default('default'),
+  /** The pool of machines' root disks; `incus:setup` makes it copy-on-write (btrfs). */
+  INCUS_STORAGE_POOL: z.string().min(1).default('svc'),
   /** Scales the size table's CPU, memory and disk down for small development hosts. */
   INCUS_SIZE_FACTOR: z.coerce.number().gt(0).max(1).default(1),
   /** Plain VMs as system containers, or as virtual machines where the hosts have KVM. */

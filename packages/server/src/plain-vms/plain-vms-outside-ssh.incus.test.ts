@@ -6,7 +6,7 @@ import { DEFAULT_FIREWALL_RULES, type PlainVm } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../test/clean-up.js';
-import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
 import { runningPlainVmWithKey } from '../../test/plain-vm.js';
@@ -176,7 +176,7 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
       socketPath: INCUS_SOCKET,
       project: project.name,
       network: 'incusbr0',
-      storagePool: 'default',
+      storagePool: INCUS_POOL,
       sizeFactor: 0.25,
       instanceType: 'container' as const,
       agentImage: 'svc-agent',

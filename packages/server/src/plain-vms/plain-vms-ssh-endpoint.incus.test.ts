@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
 import { runningPlainVmWithKey } from '../../test/plain-vm.js';
@@ -76,7 +76,7 @@ describe('a Plain VM’s ssh field on Incus follows INCUS_PUBLIC_ADDRESS', {
         socketPath: INCUS_SOCKET,
         project: project.name,
         network: 'incusbr0',
-        storagePool: 'default',
+        storagePool: INCUS_POOL,
         sizeFactor: 0.25,
         instanceType: 'container',
         agentImage: 'svc-agent',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -46,7 +46,7 @@ beforeAll(async () => {
       socketPath: INCUS_SOCKET,
       project: project.name,
       network: 'incusbr0',
-      storagePool: 'default',
+      storagePool: INCUS_POOL,
       sizeFactor: 0.25,
       instanceType: 'container',
       agentImage: 'svc-agent',

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
+import { INCUS_POOL, INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
 import { keyPair, ssh } from '../../../../test/openssh.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -21,7 +21,7 @@ const options = {
   socketPath: INCUS_SOCKET,
   project: 'default',
   network: NETWORK,
-  storagePool: 'default',
+  storagePool: INCUS_POOL,
   sizeFactor: 0.25,
   instanceType: 'container' as const,
   agentImage: 'svc-agent',

@@ -124,7 +124,7 @@ async function requirePool(client: IncusClient, pool: string): Promise<void> {
   } catch (error) {
     if (!isNotFound(error)) throw error;
     throw new ComputeUnavailable(
-      `Incus at ${client.location} has no storage pool ${pool} (INCUS_STORAGE_POOL): \`sudo npm run incus:setup\` creates one named default, or name an existing pool`,
+      `Incus at ${client.location} has no storage pool ${pool} (INCUS_STORAGE_POOL): \`sudo npm run incus:setup\` creates one named svc, or name an existing pool`,
     );
   }
 }

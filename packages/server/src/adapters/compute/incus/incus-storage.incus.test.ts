@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import { incusExec } from '../../../../test/incus-exec.js';
+import { waitFor } from '../../../../test/wait.js';
+import { IncusClient } from './incus-client.js';
+import { IncusComputeDriver } from './incus-compute-driver.js';
+import type { Instance } from './incus-instance.js';
+
+// The pool `npm run incus:setup` makes is copy-on-write (btrfs), so the size table's disk is a
+// limit a tenant meets, not a number on a page. A small EU machine's 80 GB, scaled by 1/80, is
+// 1 GiB here.
+
+describe('machines on the copy-on-write pool', { timeout: 180_000 }, () => {
+  let project: Awaited<ReturnType<typeof createIncusProject>>;
+  let driver: IncusComputeDriver;
+  let client: IncusClient;
+  const id = randomUUID();
+
+  beforeAll(async () => {
+    project = await createIncusProject();
+    client = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
+    driver = new IncusComputeDriver(
+      {
+        socketPath: INCUS_SOCKET,
+        project: project.name,
+        network: 'incusbr0',
+        storagePool: INCUS_POOL,
+        sizeFactor: 1 / 80,
+        instanceType: 'container',
+        agentImage: 'svc-agent',
+        cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
+      },
+      pino({ level: 'silent' }),
+    );
+    await driver.connect();
+  }, 60_000);
+
+  afterAll(async () => {
+    await driver?.deleteServer(id).catch(() => {});
+    client?.close();
+    await project?.remove();
+  });
+
+  it('puts a machine on the btrfs pool, whose disk size is a limit writing past fails at', async () => {
+    const pool = await client.call<{ driver: string }>('GET', `/1.0/storage-pools/${INCUS_POOL}`);
+    expect(pool.driver).toBe('btrfs');
+    await driver.createServer({
+      id,
+      size: 'small',
+      region: 'eu',
+      image: 'debian-12',
+      bootstrapEnv: {},
+      labels: { managedBy: 'svc-storage-test', kind: 'plain_vm', plainVmId: id },
+      // A Plain VM (a login makes it one): no Agent image needed.
+      login: { user: 'debian', authorizedKeys: [] },
+      firewall: DEFAULT_FIREWALL_RULES,
+    });
+    const name = `svc-${id}`;
+    const instance = await client.call<Instance>('GET', `/1.0/instances/${name}`);
+    expect(instance.devices.root).toMatchObject({ pool: INCUS_POOL, size: '1GiB' });
+    await waitFor(
+      async () => (await driver.getServer(id))?.status === 'running',
+      60_000,
+      'running',
+    );
+
+    // 1.5 GiB into a 1 GiB disk: btrfs refuses the write at the quota (df inside shows the
+    // pool's free space, not the quota: btrfs reports no qgroup limit through statfs).
+    const write = await incusExec(
+      project.name,
+      name,
+      'dd if=/dev/zero of=/var/tmp/fill bs=1M count=1536 2>&1; echo "exit $?"; du -m /var/tmp/fill',
+      120_000,
+    );
+    expect(write.stdout).toMatch(/Disk quota exceeded/);
+    expect(write.stdout).toMatch(/exit 1/);
+    const writtenMiB = Number(write.stdout.trim().split('\n').at(-1)?.split(/\s+/)[0]);
+    expect(writtenMiB).toBeGreaterThan(256);
+    expect(writtenMiB).toBeLessThan(1024);
+    // Freed space is usable again, once btrfs has committed the delete to its quota accounting
+    // (a second or so): the machine is not left wedged at its limit.
+    await incusExec(project.name, name, 'rm /var/tmp/fill && sync');
+    await waitFor(
+      async () =>
+        (await incusExec(project.name, name, 'sync; echo ok > /var/tmp/x && cat /var/tmp/x'))
+          .stdout === 'ok\n',
+      30_000,
+      'a write after freeing the disk',
+    );
+  });
+});
