@@ -1,6 +1,11 @@
 import { isTransient, type MachineState } from '@svc/contract';
 
-export const POLL_MS = 1_000;
+/**
+ * While a machine is in a transient state the page asks often, so `running` shows within a
+ * quarter second of being true; a transient state lasts seconds, and the service logs these GETs
+ * at debug. At rest nothing polls.
+ */
+export const POLL_MS = 250;
 
 /** A `refetchInterval` that polls while any machine in the data is in a transient state. */
 export function pollWhileTransient<T extends { status: MachineState }>(
