@@ -16,6 +16,8 @@ const SOURCES = [
   path.join(root, 'scripts'),
   path.join(root, 'package.json'),
   path.join(root, '../contract/src'),
+  // The gateway's stylesheet bundles the dashboard's tokens.
+  path.join(root, '../web/src/tokens.css'),
 ];
 const LOCK = path.join(root, '.tmp/build.lock');
 /** Whether dist/svc.mjs exists and no source is newer (without sources, as shipped: it exists). */

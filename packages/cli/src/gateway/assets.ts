@@ -37,8 +37,9 @@ export function lazyAssets(): () => Promise<ReadonlyMap<string, Asset>> {
 }
 
 /**
- * The terminal and editor pages' scripts (xterm.js, CodeMirror 6), bundled by the gateway itself,
- * so the VM serves them without a build step or anything fetched from elsewhere.
+ * The terminal and editor pages' scripts (xterm.js, CodeMirror 6) and the pages' stylesheet,
+ * bundled by the gateway itself, so the VM serves them without a build step or anything fetched
+ * from elsewhere.
  */
 export async function buildAssets(): Promise<ReadonlyMap<string, Asset>> {
   // Loaded here only: the one-file build serves its assets built ahead and carries no esbuild.
@@ -47,6 +48,8 @@ export async function buildAssets(): Promise<ReadonlyMap<string, Asset>> {
     entryPoints: {
       terminal: path.join(webDir, 'terminal.ts'),
       editor: path.join(webDir, 'editor.ts'),
+      // The pages' look, with the dashboard's tokens (packages/web/src/tokens.css) bundled in.
+      gateway: path.join(webDir, 'gateway.css'),
     },
     bundle: true,
     format: 'esm',
@@ -59,10 +62,8 @@ export async function buildAssets(): Promise<ReadonlyMap<string, Asset>> {
   });
   const assets = new Map<string, Asset>();
   for (const file of result.outputFiles) {
-    assets.set(path.basename(file.path), {
-      type: 'text/javascript; charset=utf-8',
-      body: file.text,
-    });
+    const name = path.basename(file.path);
+    assets.set(name, { type: TYPES[path.extname(name)] as string, body: file.text });
   }
   const xtermCss = await readFile(require.resolve('@xterm/xterm/css/xterm.css'), 'utf8');
   assets.set('xterm.css', { type: 'text/css; charset=utf-8', body: xtermCss });

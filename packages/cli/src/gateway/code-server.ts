@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { access, constants, mkdir, rm } from 'node:fs/promises';
+import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises';
 import { type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { createConnection } from 'node:net';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 /** Where the gateway mounts code-server when the VM has it. */
 export const CODE_SERVER_PREFIX = '/_svc/editor';
 
-/** `code-server` on the VM's PATH (cloud images install it), if any. */
+/** `code-server` on the VM's PATH (the Agent images install it), if any. */
 export async function findCodeServer(env: Readonly<Record<string, string | undefined>>) {
   for (const dir of (env.PATH ?? '').split(':').filter(Boolean)) {
     const candidate = path.join(dir, 'code-server');
@@ -40,8 +40,19 @@ export class CodeServer {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const socketPath = path.join(dir, 'code-server.sock');
     await rm(socketPath, { force: true });
+    await writeDefaultSettings(home);
     const server = new CodeServer(socketPath);
-    const args = ['--socket', socketPath, '--auth', 'none', '--disable-telemetry', home];
+    const args = [
+      ...['--socket', socketPath, '--auth', 'none'],
+      // Nothing reported to code-server's vendor, no update checks: the image decides its version.
+      ...['--disable-telemetry', '--disable-update-check'],
+      // The folder is the user's own home: no "do you trust the authors" prompt before editing,
+      // and always that folder.
+      ...['--disable-workspace-trust', '--ignore-last-opened'],
+      // Its port forwarding is refused by the gateway anyway (the user's apps on this origin).
+      '--disable-proxy',
+      home,
+    ];
     server.#child = spawn(bin, args, {
       cwd: home,
       env: { ...env, HOME: home },
@@ -99,6 +110,30 @@ export class CodeServer {
   stop(): void {
     this.#child?.kill();
   }
+}
+
+/**
+ * The workbench's settings when the user has none yet: telemetry and update checks off in its
+ * own settings too (the flags cover code-server's; these VS Code's), and the files rather than a
+ * welcome page on first open. A user's own settings file is never touched.
+ */
+export const DEFAULT_SETTINGS = {
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.autoCheckUpdates': false,
+  'workbench.enableExperiments': false,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+};
+
+async function writeDefaultSettings(home: string): Promise<void> {
+  const dir = path.join(home, '.local', 'share', 'code-server', 'User');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(path.join(dir, 'settings.json'), JSON.stringify(DEFAULT_SETTINGS, null, 2), {
+    flag: 'wx',
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
 }
 
 const stripPrefix = (url: string) => url.slice(CODE_SERVER_PREFIX.length) || '/';

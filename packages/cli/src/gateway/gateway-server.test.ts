@@ -20,7 +20,8 @@ const http = require('node:http');
 const { WebSocketServer } = require(process.env.FAKE_WS_MODULE);
 const socketPath = process.argv[process.argv.indexOf('--socket') + 1];
 const auth = process.argv[process.argv.indexOf('--auth') + 1];
-const server = http.createServer((req, res) => res.end('code-server ' + req.url + ' auth=' + auth));
+const server = http.createServer((req, res) =>
+  res.end(req.url === '/args' ? process.argv.slice(2).join(' ') : 'code-server ' + req.url + ' auth=' + auth));
 new WebSocketServer({ server }).on('connection', (ws, req) =>
   ws.on('message', (m) => ws.send('echo ' + req.url + ' ' + m)));
 server.listen(socketPath);
@@ -152,6 +153,22 @@ describe('svc gateway', () => {
     await expect(socket('/_svc/editor/session', { origin: base })).rejects.toThrow(/401/);
   });
 
+  it('runs code-server with telemetry and update checks off, on the home, with default settings', async () => {
+    const args = (await (await get('/_svc/editor/args')).text()).split(' ');
+    for (const flag of [
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+    ])
+      expect(args).toContain(flag);
+    expect(args.at(-1)).toBe(home);
+    const settings = path.join(home, '.local/share/code-server/User/settings.json');
+    expect(JSON.parse(await readFile(settings, 'utf8'))).toMatchObject({
+      'telemetry.telemetryLevel': 'off',
+      'update.mode': 'none',
+    });
+  });
+
   it('runs a real shell in the home over the terminal socket, only from its own origin', async () => {
     await expect(
       socket('/_svc/terminal/ws', { cookie, origin: 'http://evil.example' }),
@@ -224,6 +241,50 @@ describe('svc gateway', () => {
       error: 'forbidden',
       detail: 'outside the home directory',
     });
+  });
+
+  it('creates, renames and deletes files for its own pages, inside the home only', async () => {
+    const call = (method: string, query: string, origin: string | undefined = base) =>
+      fetch(`${base}/_svc/api/${query}`, {
+        method,
+        headers: { cookie, ...(origin && { origin }) },
+      });
+    const created = await call('POST', 'file?path=made.md');
+    expect(created.status).toBe(201);
+    expect(await readFile(path.join(home, 'made.md'), 'utf8')).toBe('');
+    const again = await call('POST', 'file?path=made.md');
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({
+      error: 'invalid_state',
+      detail: 'something of that name is already there',
+    });
+    expect((await call('POST', 'rename?path=made.md&to=renamed.md')).status).toBe(200);
+    expect(await readFile(path.join(home, 'renamed.md'), 'utf8')).toBe('');
+    // From another site, or with no origin: nothing happens.
+    for (const origin of ['http://evil.example', undefined]) {
+      expect((await call('DELETE', 'file?path=renamed.md', origin ?? '')).status).toBe(403);
+      expect((await call('POST', 'rename?path=renamed.md&to=x.md', origin ?? '')).status).toBe(403);
+      expect((await call('POST', 'file?path=y.md', origin ?? '')).status).toBe(403);
+    }
+    expect(await readFile(path.join(home, 'renamed.md'), 'utf8')).toBe('');
+    expect((await call('DELETE', 'file?path=renamed.md')).status).toBe(200);
+    await expect(readFile(path.join(home, 'renamed.md'))).rejects.toThrow();
+    await writeFile(path.join(root, 'outside.txt'), 'not theirs');
+    for (const [method, query] of [
+      ['POST', `file?path=${encodeURIComponent('../made.txt')}`],
+      ['DELETE', `file?path=${encodeURIComponent('../outside.txt')}`],
+      ['POST', `rename?path=${encodeURIComponent('../outside.txt')}&to=in.txt`],
+      ['POST', `rename?path=note.txt&to=${encodeURIComponent('../../note.txt')}`],
+    ] as const) {
+      const res = await call(method, query);
+      expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({
+        error: 'forbidden',
+        detail: 'outside the home directory',
+      });
+    }
+    expect(await readFile(path.join(root, 'outside.txt'), 'utf8')).toBe('not theirs');
+    await expect(readFile(path.join(root, 'made.txt'))).rejects.toThrow();
   });
 
   it('ends open sockets and refuses the cookie once the token changes (transfer, regenerate)', async () => {

@@ -105,7 +105,11 @@ export function createGatewayServer(options: GatewayOptions) {
       options.agentName?.(),
       options.dashboardUrl?.(),
     ]);
-    return { agentName, dashboardUrl: openUrl?.replace(/\?open=1$/, '') };
+    return {
+      agentName,
+      dashboardUrl: openUrl?.replace(/\?open=1$/, ''),
+      editor: options.codeServer ? 'code-server' : 'built-in',
+    };
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -191,10 +195,24 @@ export function createGatewayServer(options: GatewayOptions) {
     if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'GET') {
       return json(res, 200, { content: await files.read(path) });
     }
+    const isWrite = route.startsWith(`${GATEWAY_PREFIX}/api/`) && !isRead;
+    if (isWrite && !isSameOrigin(req)) return json(res, 403, CROSS_ORIGIN);
     if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'PUT') {
-      if (!isSameOrigin(req)) return json(res, 403, CROSS_ORIGIN);
       await files.write(path, await readBody(req));
       return json(res, 200, { saved: path });
+    }
+    if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'POST') {
+      await files.create(path);
+      return json(res, 201, { created: path });
+    }
+    if (route === `${GATEWAY_PREFIX}/api/file` && req.method === 'DELETE') {
+      await files.remove(path);
+      return json(res, 200, { deleted: path });
+    }
+    if (route === `${GATEWAY_PREFIX}/api/rename` && req.method === 'POST') {
+      const to = url.searchParams.get('to') ?? '';
+      await files.rename(path, to);
+      return json(res, 200, { renamed: path, to });
     }
     return text(res, 404, 'Not found.\n');
   }

@@ -53,7 +53,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     expect(new URL(url).host).toBe(`${agent.subdomain}.${new URL(server.baseUrl).host}`);
     await page.goto(url);
     expect(new URL(page.url()).pathname).toBe('/_svc/');
-    await page.getByRole('link', { name: 'Terminal' }).click();
+    await page.getByRole('link', { name: 'Terminal', exact: true }).click();
     const screen = page.locator('.xterm-rows');
     await screen.waitFor();
     await page.locator('.xterm').click();
@@ -73,7 +73,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     await page.keyboard.press('Enter');
     await expect.poll(() => screen.innerText(), { timeout: 10_000 }).toContain('mark:kept');
 
-    await page.getByRole('link', { name: 'Editor' }).click();
+    await page.getByRole('link', { name: 'Editor', exact: true }).click();
     await page.getByRole('button', { name: 'hello.txt' }).click();
     const content = page.locator('.cm-content');
     await expect.poll(() => content.innerText()).toContain('hello from the agent');
@@ -119,7 +119,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     expect(
       visited.some((url) => url.includes(`/agents/${agent.id}`) && url.includes('/accounts/')),
     ).toBe(true);
-    await page.getByRole('link', { name: 'Terminal' }).waitFor();
+    await page.getByRole('link', { name: 'Terminal', exact: true }).waitFor();
     await screenshot(page, 'gateway-opened-from-its-url');
     // With the cookie now set, the Agent's URL leads straight into it.
     await page.goto(agent.url);
@@ -135,7 +135,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     await page.goto(url);
     await expect.poll(() => page.title()).toBe('Home · browser agent');
     await page.locator('header strong', { hasText: 'browser agent' }).waitFor();
-    await page.getByRole('link', { name: 'Terminal' }).click();
+    await page.getByRole('link', { name: 'Terminal', exact: true }).click();
     await expect.poll(() => page.title()).toBe('Terminal · browser agent');
     await screenshot(page, 'gateway-titled');
     const back = page.getByRole('link', { name: 'Dashboard' });
