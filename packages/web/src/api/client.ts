@@ -7,6 +7,7 @@ import {
   type EndpointCallInput,
   type EndpointResult,
   parseRequestPart,
+  type ValidationIssue,
 } from '@svc/contract';
 import { errorSentence } from './error-messages.js';
 
@@ -21,6 +22,11 @@ export type ClientErrorCode = CallErrorCode;
  */
 export class ApiError extends CallError {
   override name = 'ApiError';
+  /**
+   * The issues the form shows next to their fields (`issuesAt` notes each it hands out), so its
+   * `ErrorMessage` says only the rest: one message per error.
+   */
+  readonly shownAtFields = new Set<ValidationIssue>();
   constructor(failure: CallFailure) {
     super(failure, errorSentence(failure.error, failure.issues, failure.detail));
   }
@@ -61,13 +67,18 @@ export async function callEndpoint<E extends Endpoint>(
   });
 }
 
-/** The issues of one field (path after `body`), for showing next to it. */
+/**
+ * The issues of one field (path after `body`), for showing next to it. Called as the form renders
+ * its fields, before its `ErrorMessage`, which then leaves these out.
+ */
 export function issuesAt(error: unknown, ...path: (string | number)[]): string[] {
   if (!(error instanceof ApiError)) return [];
   const full = ['body', ...path];
-  const messages = error.issues
-    .filter((issue) => full.every((segment, i) => issue.path[i] === segment))
-    .map((issue) => issue.message);
+  const issues = error.issues.filter((issue) =>
+    full.every((segment, i) => issue.path[i] === segment),
+  );
+  for (const issue of issues) error.shownAtFields.add(issue);
+  const messages = issues.map((issue) => issue.message);
   // The same sentence twice (two entries of a list, say) is said once.
   return [...new Set(messages)];
 }

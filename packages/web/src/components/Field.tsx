@@ -6,7 +6,11 @@ export interface FieldControlProps {
   'aria-describedby'?: string;
 }
 
-/** A labelled form control with its hint and its validation messages, wired for screen readers. */
+/**
+ * A labelled form control with its hint and its validation messages, wired for screen readers.
+ * While it shows a message the hint steps aside (it usually says the same rule: one message per
+ * error).
+ */
 export function Field(props: {
   label: string;
   errors?: readonly string[];
@@ -15,7 +19,8 @@ export function Field(props: {
 }) {
   const id = useId();
   const errors = props.errors ?? [];
-  const describedBy = [props.hint ? `${id}-hint` : '', errors.length ? `${id}-errors` : '']
+  const hint = errors.length ? undefined : props.hint;
+  const describedBy = [hint ? `${id}-hint` : '', errors.length ? `${id}-errors` : '']
     .filter(Boolean)
     .join(' ');
   return (
@@ -26,9 +31,9 @@ export function Field(props: {
         'aria-invalid': errors.length > 0,
         ...(describedBy && { 'aria-describedby': describedBy }),
       })}
-      {props.hint && (
+      {hint && (
         <p className="hint" id={`${id}-hint`}>
-          {props.hint}
+          {hint}
         </p>
       )}
       {errors.length > 0 && (
