@@ -61,7 +61,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     expect((await other.post('/api/auth/sign-in', { email, password })).status).toBe(200);
     await page.getByRole('link', { name: email }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
-    const rows = page.getByRole('row').filter({ has: page.getByRole('cell') });
+    const rows = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
     await expect.poll(() => rows.count()).toBe(2);
     await rows.filter({ hasText: 'This browser' }).waitFor();
     await screenshot(page, 'dashboard-settings');
@@ -97,7 +97,10 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
       server.t.newClient().post('/api/auth/sign-in', { email, password: secret });
     expect((await signIn(password)).status).toBe(401);
     expect((await signIn('an even better passphrase')).status).toBe(200);
-    await page.getByRole('link', { name: '← Dashboard' }).click();
+    await page
+      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('link', { name: 'Agents' })
+      .click();
     await page.getByRole('heading', { name: 'Agents' }).waitFor();
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
@@ -210,7 +213,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
         .poll(() => page.getByRole('button', { name, exact: true }).isDisabled(), { message: name })
         .toBe(true);
     }
-    await page.getByLabel(/to destroy agent/).waitFor();
+    await page.getByLabel('to destroy this Agent').waitFor();
     await screenshot(page, 'dashboard-agent-error');
 
     const slug = agentPath.split('/')[3] as string;

@@ -1,6 +1,6 @@
-import axe from 'axe-core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { violationsOf } from '../../test/axe.js';
 import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
 import { runningMachines } from '../../test/dashboard-fixture.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
@@ -11,27 +11,6 @@ const PASSWORD = 'correct horse battery';
 const WIDTHS = [390, 1280] as const;
 const PUBLIC_KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl axe@example';
-
-interface Violation {
-  readonly rule: string;
-  readonly help: string;
-  readonly targets: string[];
-}
-
-/** axe-core's WCAG and best-practice rules over the whole document, violations only. */
-async function violationsOf(page: Page): Promise<Violation[]> {
-  // Evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply.
-  await page.evaluate(axe.source);
-  return page.evaluate(async () => {
-    const inPage = globalThis as unknown as { axe: typeof axe };
-    const result = await inPage.axe.run({ resultTypes: ['violations'] });
-    return result.violations.map((v) => ({
-      rule: v.id,
-      help: v.help,
-      targets: v.nodes.map((n) => n.target.join(' ')),
-    }));
-  });
-}
 
 /**
  * Every page of the dashboard through axe-core, on a phone and on a desktop, with the tables and

@@ -123,9 +123,9 @@ describe('the dashboard in Chromium: bundles and usage', () => {
   it('deletes the bundle once its name is typed', async () => {
     const card = page.getByRole('article', { name: 'Weather station' });
     const remove = card.getByRole('button', { name: 'Delete bundle' });
-    await card.getByLabel(/to delete bundle/).fill('weather');
+    await card.getByLabel('to delete this bundle').fill('weather');
     await expect.poll(() => remove.isDisabled()).toBe(true);
-    await card.getByLabel(/to delete bundle/).fill('weather-station');
+    await card.getByLabel('to delete this bundle').fill('weather-station');
     await remove.click();
     await page.getByText('No published bundles yet.').waitFor();
     expect(await status(`/${slug}/weather-station`)).toBe(404);

@@ -154,7 +154,7 @@ describe('the dashboard in Chromium: rough edges', () => {
     await account(`plain-vms/${vmId}`);
     await page.getByLabel('Sources (rule 1)').fill('10.0.0.0/8, 1.2.3.999, 10.0.0.0/33');
     await page.getByRole('button', { name: 'Save firewall' }).click();
-    const rule = page.getByRole('listitem', { name: 'Rule 1' }).locator('.field-errors li');
+    const rule = page.getByRole('rowgroup', { name: 'Rule 1' }).locator('.field-errors li');
     await expect
       .poll(() => rule.allInnerTexts())
       .toEqual([

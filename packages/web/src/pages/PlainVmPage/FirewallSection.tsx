@@ -5,7 +5,9 @@ import { issuesAt } from '../../api/client.js';
 import { firewallKey, firewallMutation, firewallQuery } from '../../api/queries/plain-vms.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
-import { FirewallRuleRow, type RuleDraft } from './FirewallRuleRow.js';
+import { TableScroll } from '../../components/TableScroll.js';
+import { FirewallRuleRow, RULE_COLUMNS, type RuleDraft } from './FirewallRuleRow.js';
+import './FirewallSection.css';
 
 const toDraft = (rule: FirewallRule): RuleDraft => ({
   protocol: rule.protocol,
@@ -26,17 +28,26 @@ export function FirewallSection({ vmId }: { vmId: string }) {
   );
 }
 
-/** Edits the whole inbound rule set; the server's messages appear under the rule they concern. */
+/**
+ * Edits the whole inbound rule set; the server's messages appear under the rule they concern.
+ * "Firewall saved." stays only until the rules are edited again: then they are unsaved.
+ */
 function FirewallEditor(props: { vmId: string; rules: FirewallRule[] }) {
   const qc = useQueryClient();
-  const [drafts, setDrafts] = useState(() => props.rules.map(toDraft));
+  const [drafts, setDraftsNow] = useState(() => props.rules.map(toDraft));
+  const [edited, setEdited] = useState(false);
+  const setDrafts = (next: RuleDraft[]) => {
+    setDraftsNow(next);
+    setEdited(true);
+  };
   // Drafts start from the provider's rules and are replaced by its answer after each save (the
   // canonical form); a background refetch never overwrites an edit in progress.
   const save = useMutation({
     ...firewallMutation(qc, props.vmId),
     onSuccess: (data) => {
       qc.setQueryData(firewallKey(props.vmId), data);
-      setDrafts(data.rules.map(toDraft));
+      setDraftsNow(data.rules.map(toDraft));
+      setEdited(false);
     },
   });
   const update = (index: number, next: RuleDraft) =>
@@ -59,22 +70,39 @@ function FirewallEditor(props: { vmId: string; rules: FirewallRule[] }) {
       }}
     >
       {drafts.length === 0 && <p className="hint">No rules: nothing can reach the VM.</p>}
-      <ol className="rules">
-        {drafts.map((draft, index) => (
-          <FirewallRuleRow
-            // Rows have no identity of their own; position is what the server's issues point at.
-            // biome-ignore lint/suspicious/noArrayIndexKey: see above
-            key={index}
-            index={index}
-            draft={draft}
-            errors={issuesAt(save.error, 'rules', index)}
-            onChange={(next) => update(index, next)}
-            onRemove={() => setDrafts(drafts.filter((_, i) => i !== index))}
-          />
-        ))}
-      </ol>
+      {drafts.length > 0 && (
+        <TableScroll label="Firewall rules">
+          <table className="firewall-rules">
+            <thead>
+              <tr>
+                {RULE_COLUMNS.map((column) => (
+                  <th key={column} scope="col">
+                    {column}
+                  </th>
+                ))}
+                <th scope="col">
+                  <span className="visually-hidden">Remove</span>
+                </th>
+              </tr>
+            </thead>
+            {drafts.map((draft, index) => (
+              <FirewallRuleRow
+                // Rows have no identity of their own; position is what the server's issues point at.
+                // biome-ignore lint/suspicious/noArrayIndexKey: see above
+                key={index}
+                index={index}
+                draft={draft}
+                errors={issuesAt(save.error, 'rules', index)}
+                onChange={(next) => update(index, next)}
+                onRemove={() => setDrafts(drafts.filter((_, i) => i !== index))}
+              />
+            ))}
+          </table>
+        </TableScroll>
+      )}
       <ErrorMessage error={save.error} />
-      {save.isSuccess && <p role="status">Firewall saved.</p>}
+      {save.isSuccess && !edited && <p role="status">Firewall saved.</p>}
+      {edited && <p className="hint">Unsaved changes.</p>}
       <div className="actions">
         <button
           type="button"

@@ -1,0 +1,54 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { violationLines } from './axe.js';
+import { signInInBrowser, watchErrors } from './browser.js';
+import type { TestClient } from './test-client.js';
+import { waitFor } from './wait.js';
+
+/** A page of its own context at `width` px, signed in, with its console errors collected. */
+export async function signedInPage(
+  browser: Browser,
+  baseUrl: string,
+  width: number,
+  user: { email: string; password: string },
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await signInInBrowser(page, baseUrl, user);
+  return { context, page, errors };
+}
+
+/** axe-core finds nothing on the page as it is now (`what` names the state in a failure). */
+export async function expectNoViolations(page: Page, what: string): Promise<void> {
+  await page.waitForLoadState('networkidle');
+  const found = await violationLines(page);
+  expect(found, `${what}\n${found.join('\n')}`).toEqual([]);
+}
+
+/** The page itself never scrolls sideways at `width` px. */
+export async function expectFitsWidth(page: Page, width: number): Promise<void> {
+  await expect
+    .poll(() => page.evaluate('document.documentElement.scrollWidth'))
+    .toBeLessThanOrEqual(width);
+}
+
+/** A metered small Plain VM with the one-time password, made through the API and running. */
+export async function runningPlainVm(owner: TestClient, name: string): Promise<string> {
+  const vm = await owner.post('/api/plain-vms', {
+    name,
+    tier: 'small',
+    region: 'eu',
+    osImageKey: 'debian-12',
+    billingType: 'metered',
+    access: { passwordEnabled: true, vaultEntryIds: [] },
+  });
+  expect(vm.status, JSON.stringify(vm.body)).toBe(201);
+  const id: string = vm.body.id;
+  await waitFor(
+    async () => (await owner.get(`/api/plain-vms/${id}`)).body.status === 'running',
+    30_000,
+    `${name} running`,
+  );
+  return id;
+}
