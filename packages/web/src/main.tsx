@@ -13,6 +13,17 @@ if (!window.location.pathname.startsWith('/dashboard')) {
   window.history.replaceState(null, '', '/dashboard/');
 }
 
+// Pages are chunks fetched when first opened. After a new version is deployed, a page left open
+// may ask for a chunk that is gone: loading the page again fetches the new version's (once per
+// minute at most, so a chunk that fails for another reason does not reload it forever).
+window.addEventListener('vite:preloadError', (event) => {
+  const last = Number(sessionStorage.getItem('svc.reloaded') ?? 0);
+  if (Date.now() - last < 60_000) return;
+  event.preventDefault();
+  sessionStorage.setItem('svc.reloaded', String(Date.now()));
+  window.location.reload();
+});
+
 /** A session that ended (expired, signed out elsewhere) sends the page to sign-in, and back after. */
 const onError = (error: Error) => {
   if (error instanceof ApiError && error.error === 'unauthorized') {
