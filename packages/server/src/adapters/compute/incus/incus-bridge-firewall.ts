@@ -3,6 +3,7 @@ import { KeyedQueue } from '../../../util/keyed-queue.js';
 import { type IncusClient, IncusError, isNotFound } from './incus-client.js';
 import { type EgressPolicy, egressRules } from './incus-egress.js';
 import { type AclRule, fromAclRules, toAclRules } from './incus-firewall.js';
+import { installIngressGuard } from './incus-host-guard.js';
 import { MACHINE_ID_KEY } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
@@ -47,6 +48,12 @@ export class IncusBridgeFirewall {
   /** Set once connected: on a cluster, the host's addresses are every member's. */
   isClustered = false;
 
+  /**
+   * Whether this host's baseline (`incus-host-guard.ts`) follows the bridge's ACLs: set by the
+   * driver on Incus's own host, where it can write the host's nftables.
+   */
+  hostGuard = false;
+
   constructor(
     readonly client: IncusClient,
     readonly network: string,
@@ -66,7 +73,10 @@ export class IncusBridgeFirewall {
       this.#lock.run(async () => {
         for (let attempt = 1; ; attempt++) {
           try {
-            return await task();
+            const result = await task();
+            // Still under the lock: the last writer wrote from the newest ACLs.
+            await this.#syncHostGuard();
+            return result;
           } catch (error) {
             const isIncusFault = error instanceof IncusError && error.status >= 500;
             if (!isIncusFault || attempt >= INCUS_FAULT_ATTEMPTS) throw error;
@@ -87,6 +97,24 @@ export class IncusBridgeFirewall {
    */
   exclusive<T>(task: () => Promise<T>): Promise<T> {
     return this.#queue.run('firewall', () => this.#lock.run(task));
+  }
+
+  /**
+   * Writes the host's `to` chain for the bridge from every ACL on it, any service's (see
+   * `ingressRuleset`); each change here does so too, under the lock.
+   */
+  syncHostGuard(): Promise<void> {
+    return this.#locked(async () => {});
+  }
+
+  async #syncHostGuard(): Promise<void> {
+    if (!this.hostGuard) return;
+    const attached = new Set(await this.#attached());
+    const acls = await this.client.call<Acl[]>('GET', '/1.0/network-acls', {
+      query: { recursion: '1' },
+    });
+    const rules = acls.filter((acl) => attached.has(acl.name)).flatMap((acl) => acl.ingress);
+    await installIngressGuard(this.network, rules);
   }
 
   /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */

@@ -39,6 +39,7 @@ import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-c
 import { connectIncus } from './incus-connect.js';
 import { serviceEndpoint } from './incus-egress.js';
 import { alignmentPatch } from './incus-hardening.js';
+import { type HostGuardSpec, requireHostGuard, SERVICE_ENTRY_S } from './incus-host-guard.js';
 import { bootableImages } from './incus-images.js';
 import {
   complete,
@@ -122,6 +123,8 @@ export class IncusComputeDriver implements ComputeDriver {
   readonly #forwards: IncusSshForwards;
   /** The host's address on the bridge: where machines reach the service on one host. */
   #bridgeHost: string | undefined;
+  /** The host's baseline for the bridge (`incus-host-guard.ts`), kept on the local socket only. */
+  #guard: HostGuardSpec | undefined;
 
   constructor(
     readonly options: IncusDriverOptions,
@@ -158,6 +161,20 @@ export class IncusComputeDriver implements ComputeDriver {
       }),
     };
     await this.#firewall.hostAddresses();
+    // On this host's own daemon the service sets the host's baseline (a remote daemon's host is
+    // the operator's: see the README's isolation model).
+    if (!this.options.remote) {
+      this.#guard = {
+        bridge: this.options.network,
+        bridgeCidr,
+        ...(this.#firewall.egress.service && { service: this.#firewall.egress.service }),
+        allow: this.#firewall.egress.allow ?? [],
+        serviceEntryS: SERVICE_ENTRY_S,
+      };
+      await requireHostGuard(this.#guard);
+      this.#firewall.hostGuard = true;
+      await this.#firewall.syncHostGuard();
+    }
     for (const address of Object.values(this.options.publicSsh?.addresses ?? {})) {
       if (ipaddr.IPv4.parse(address).match(ipaddr.IPv4.parseCIDR(bridgeCidr))) {
         throw new Error(
@@ -343,12 +360,19 @@ export class IncusComputeDriver implements ComputeDriver {
    * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone (or without a public
    * address now) removed; and every machine's isolation settings and egress rules brought in
    * line, with running Agents' gateway certificates renewed in their last days (`#alignAll`).
-   * Each step runs even when the other fails; the pass then fails.
+   * On the local socket, the host's baseline written again (`incus-host-guard.ts`). Each step
+   * runs even when another fails; the pass then fails.
    */
   async reconcile(): Promise<void> {
     await runEach(this.log, {
       'SSH forwards': async () => this.#forwards.repair(await this.#instances('1')),
       'isolation and egress': () => this.#alignAll(),
+      // Renews this service's entry before it lapses, and puts back a table someone removed.
+      "the host's baseline": async () => {
+        if (!this.#guard) return;
+        await requireHostGuard(this.#guard);
+        await this.#firewall.syncHostGuard();
+      },
     });
   }
 

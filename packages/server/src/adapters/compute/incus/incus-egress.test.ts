@@ -1,6 +1,12 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { BLOCKED_EGRESS, type EgressPolicy, egressRules, toCidrs } from './incus-egress.js';
+import {
+  BLOCKED_EGRESS,
+  blockedDestinations,
+  type EgressPolicy,
+  egressRules,
+  toCidrs,
+} from './incus-egress.js';
 import type { AclRule } from './incus-firewall.js';
 
 // The rules are read, never tried: no packet goes to any of these ranges.
@@ -61,6 +67,11 @@ describe('incus egress rules', () => {
       '172.16.0.1',
       '172.31.255.254',
       '192.168.1.1',
+      '168.63.129.16',
+      '192.0.0.8',
+      '192.0.0.170',
+      '198.18.0.1',
+      '198.19.255.255',
       '100.64.0.1',
       '100.127.255.254',
       '127.0.0.53',
@@ -91,6 +102,12 @@ describe('incus egress rules', () => {
       '192.169.0.0',
       '223.255.255.255',
       '11.0.0.0',
+      '168.63.129.15',
+      '168.63.129.17',
+      '191.255.255.255',
+      '192.0.1.0',
+      '198.17.255.255',
+      '198.20.0.0',
     ]) {
       expect(allows(rules, address, 'tcp', 443), address).toBe(true);
       expect(allows(rules, address, 'udp', 123), address).toBe(true);
@@ -119,10 +136,10 @@ describe('incus egress rules', () => {
     expect(allows(closed, '10.77.0.1', 'udp', 53)).toBe(true);
   });
 
-  it('keep the rule set small: four rules, a few dozen ranges', () => {
+  it('keep the rule set small: four rules, some hundred ranges', () => {
     expect(rules).toHaveLength(4);
     const outside = (rules.at(-1)?.destination ?? '').split(',');
-    expect(outside.length).toBeLessThan(100);
+    expect(outside.length).toBeLessThan(150);
     // None overlaps another, and none of the blocked ranges is inside any.
     const parsed = outside.map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
     for (const blocked of BLOCKED_EGRESS) {
@@ -138,5 +155,29 @@ describe('incus egress rules', () => {
     expect(toCidrs([[0, 2 ** 32 - 1]])).toEqual(['0.0.0.0/0']);
     expect(toCidrs([[1, 6]])).toEqual(['0.0.0.1/32', '0.0.0.2/31', '0.0.0.4/31', '0.0.0.6/32']);
     expect(toCidrs([[167_772_160, 184_549_375]])).toEqual(['10.0.0.0/8']);
+  });
+
+  it('give the host baseline every closed range but the bridge and what the operator opened', () => {
+    const blocked = blockedDestinations('10.77.0.1/24', ['169.254.169.254/32']);
+    const inside = (address: string) =>
+      blocked.some((cidr) => ipaddr.parse(address).match(ipaddr.IPv4.parseCIDR(cidr)));
+    for (const closed of [
+      '10.0.0.1',
+      '10.77.1.1',
+      '10.76.255.255',
+      '168.63.129.16',
+      '169.254.169.253',
+      '169.254.169.255',
+      '192.0.0.9',
+      '198.18.5.5',
+      '172.16.0.1',
+      '192.168.0.1',
+      '100.64.0.1',
+    ]) {
+      expect(inside(closed), closed).toBe(true);
+    }
+    for (const open of ['10.77.0.1', '10.77.0.9', '10.77.0.255', '169.254.169.254', '1.1.1.1']) {
+      expect(inside(open), open).toBe(false);
+    }
   });
 });

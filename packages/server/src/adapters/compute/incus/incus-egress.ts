@@ -8,17 +8,21 @@ import { fromNumber, toNumber } from './incus-instance-spec.js';
 /**
  * Where no machine goes unless the operator opts in (`INCUS_EGRESS_ALLOW`): the private ranges
  * (the operator's own networks), shared address space (carrier NAT), link-local (a cloud's
- * metadata service), and what is never a destination on the internet (this network, loopback,
- * multicast, reserved and broadcast).
+ * metadata service), a cloud's host-side endpoint (Azure's 168.63.129.16: DHCP, DNS, health and
+ * agent traffic of the host's own VM), and what is never a destination on the internet (this
+ * network, loopback, IETF protocol assignments, benchmarking, multicast, reserved and broadcast).
  */
 export const BLOCKED_EGRESS = [
   '0.0.0.0/8',
   '10.0.0.0/8',
   '100.64.0.0/10',
   '127.0.0.0/8',
+  '168.63.129.16/32',
   '169.254.0.0/16',
   '172.16.0.0/12',
+  '192.0.0.0/24',
   '192.168.0.0/16',
+  '198.18.0.0/15',
   '224.0.0.0/4',
   '240.0.0.0/4',
 ] as const;
@@ -105,6 +109,17 @@ export function outsideDestinations(policy: EgressPolicy): string[] {
     ...policy.hostAddresses.map((address) => rangeOf(`${address}/32`)),
   ];
   return toCidrs(subtract(open, closed));
+}
+
+/**
+ * The closed ranges as the host's baseline drops them for traffic the bridge's machines send
+ * through the host (`incus-host-guard.ts`): `BLOCKED_EGRESS` without the bridge's own subnet
+ * (neighbours are their own firewalls' to decide) and without what the operator opened.
+ */
+export function blockedDestinations(bridgeCidr: string, allow: readonly string[]): string[] {
+  return toCidrs(
+    subtract(BLOCKED_EGRESS.map(rangeOf), [rangeOf(bridgeCidr), ...allow.map(rangeOf)]),
+  );
 }
 
 /**

@@ -13,9 +13,12 @@ import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
 import type { CreateServerSpec } from '../compute-driver.js';
+import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';
+import { GUARD_TABLE, guardNames } from './incus-host-guard.js';
 import type { Instance } from './incus-instance.js';
+import { MACHINE_ID_KEY, PROJECT_KEY } from './incus-instance-spec.js';
 
 // A hostile tenant: root inside a real container made through the driver, attacking its
 // neighbour, the host and the limits. Traffic goes only to the host's bridge address and to
@@ -25,6 +28,8 @@ import type { Instance } from './incus-instance.js';
 const NETWORK = 'incusbr0';
 const BRIDGE_HOST = '10.77.0.1';
 const APP_PORT = 8000;
+/** A port of the neighbour where it listens but its firewall does not open. */
+const CLOSED_PORT = APP_PORT + 1;
 const run = promisify(execFile);
 
 let project: Awaited<ReturnType<typeof createIncusProject>>;
@@ -38,6 +43,8 @@ let strayPort = 0;
 const marker = `/tmp/svc-host-only-${randomBytes(6).toString('hex')}`;
 const victimId = randomUUID();
 const attackerId = randomUUID();
+/** An ACL of this test's own that it puts on the bridge and takes off, to make Incus rewrite. */
+const churnAcl = `svc-t-churn-${randomBytes(4).toString('hex')}`;
 let victim: { name: string; ip: string };
 let attacker: { name: string; ip: string };
 
@@ -130,11 +137,14 @@ beforeAll(async () => {
     machine(victimId, 'svc-victim'),
     machine(attackerId, 'svc-attacker'),
   ]);
-  // The neighbour serves a page saying who it is.
+  // The neighbour serves a page saying who it is, on the port its firewall opens and on one it
+  // does not; each server's output is kept, to say why should one not come up.
   const serving = await inside(
     victim,
     `mkdir -p /srv/w && echo victim > /srv/w/who && cd /srv/w &&
-     setsid nohup python3 -m http.server ${APP_PORT} >/dev/null 2>&1 < /dev/null & echo started`,
+     for port in ${APP_PORT} ${CLOSED_PORT}; do
+       setsid nohup python3 -m http.server $port >/root/http-$port.log 2>&1 < /dev/null &
+     done; echo started`,
   );
   expect(serving.stdout).toContain('started');
   await waitFor(
@@ -145,6 +155,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await new IncusBridgeFirewall(client, NETWORK).remove(churnAcl).catch(() => {});
   await Promise.allSettled([victimId, attackerId].map((id) => driver?.deleteServer(id)));
   await driver?.close();
   client?.close();
@@ -185,6 +196,97 @@ q = bytes.fromhex("abcd01000001000000000000") + b"\\x09localhost\\x00" + bytes.f
 s.sendto(q, ("${BRIDGE_HOST}", 53)); print(s.recv(512)[:2].hex())'`,
     );
     expect(dnsUdp.stdout.trim()).toBe('abcd');
+
+    // The host holds its own baseline for the bridge, with this service's port in it.
+    const names = guardNames(NETWORK);
+    const { stdout: guard } = await run('nft', ['list', 'table', 'inet', GUARD_TABLE]);
+    expect(guard).toContain(`chain ${names.input}`);
+    expect(guard).toContain(`iifname "${NETWORK}" drop`);
+    expect(guard).toMatch(new RegExp(`${BRIDGE_HOST.replaceAll('.', '\\.')} \\. ${servicePort} `));
+  });
+
+  it("keeps the host's and the neighbour's closed ports closed while Incus rewrites the bridge's firewall", async () => {
+    // Incus rewrites the bridge's whole firewall whenever its ACL list changes (a machine made
+    // or deleted anywhere on the bridge): it deletes its chains and adds them back in several
+    // steps, with no ACL in force between them. Meanwhile the attacker tries, every 5 ms in
+    // turn, the host's closed port, the neighbour's closed port and (to show the tries work)
+    // the neighbour's open one, each try left pending 3 s (a SYN sent again can land in a gap
+    // too); the host also counts what reaches its port.
+    const seconds = 15;
+    const targets = {
+      host: [BRIDGE_HOST, strayPort],
+      neighbour: [victim.ip, CLOSED_PORT],
+      open: [victim.ip, APP_PORT],
+    };
+    const probe = inside(
+      attacker,
+      `python3 -c '
+import json, select, socket, time
+targets = json.loads("""${JSON.stringify(targets)}""")
+names = sorted(targets); tries = dict.fromkeys(names, 0); connected = dict.fromkeys(names, 0)
+end = time.time() + ${seconds}; pending = {}; turn = 0
+while time.time() < end or pending:
+    now = time.time()
+    if now < end:
+        name = names[turn % len(names)]; turn += 1
+        s = socket.socket(); s.setblocking(False); s.connect_ex(tuple(targets[name]))
+        pending[s] = (name, now + 3); tries[name] += 1
+    _, ready, _ = select.select([], list(pending), [], 0.005)
+    for s in ready:
+        if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0: connected[pending[s][0]] += 1
+        s.close(); del pending[s]
+    for s, (name, deadline) in list(pending.items()):
+        if time.time() > deadline: s.close(); del pending[s]
+print(json.dumps({"tries": tries, "connected": connected}))'`,
+      seconds * 1_000 + 60_000,
+    );
+    const churn = new IncusBridgeFirewall(client, NETWORK);
+    const owner = { [MACHINE_ID_KEY]: randomUUID(), [PROJECT_KEY]: project.name };
+    const started = Date.now();
+    let rewrites = 0;
+    while (Date.now() - started < (seconds - 2) * 1_000) {
+      await churn.replace(churnAcl, owner, '198.51.100.254', [appRule]);
+      await churn.remove(churnAcl);
+      rewrites += 2;
+    }
+    const result = await probe;
+    const { tries, connected } = JSON.parse(result.stdout) as Record<
+      'tries' | 'connected',
+      Record<keyof typeof targets, number>
+    >;
+    expect(rewrites).toBeGreaterThanOrEqual(4);
+    expect(tries.host).toBeGreaterThan(300);
+    expect(tries.neighbour).toBeGreaterThan(300);
+    expect(connected.open, result.stdout).toBeGreaterThan(tries.open / 2);
+    expect(connected.host, result.stdout).toBe(0);
+    expect(connected.neighbour, result.stdout).toBe(0);
+    expect(strayConnections).toBe(0);
+  });
+
+  it('reaches a neighbour only on the ports its firewall opens', async () => {
+    // Both of the neighbour's servers answer on the neighbour itself...
+    const local = await inside(
+      victim,
+      `for port in ${APP_PORT} ${CLOSED_PORT}; do
+         for i in $(seq 50); do
+           timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; printf \\"GET /who HTTP/1.0\\r\\n\\r\\n\\" >&3; cat <&3" 2>/dev/null | grep -q victim && echo "$port serves" && break
+           sleep 0.2
+         done
+       done; ss -ltn; cat /root/http-*.log`,
+    );
+    expect(local.stdout, local.stdout).toContain(`${APP_PORT} serves`);
+    expect(local.stdout, local.stdout).toContain(`${CLOSED_PORT} serves`);
+    // ...and to the attacker only the one its firewall opens.
+    const get = (port: number) =>
+      inside(
+        attacker,
+        `timeout 5 bash -c 'exec 3<>/dev/tcp/${victim.ip}/${port};
+          printf "GET /who HTTP/1.0\\r\\n\\r\\n" >&3; cat <&3' && echo connected || echo refused`,
+      );
+    const open = await get(APP_PORT);
+    expect(open.stdout).toContain('victim');
+    const closed = await get(CLOSED_PORT);
+    expect(closed.stdout.trim()).toBe('refused');
   });
 
   it('sees nothing of the host in /proc or its paths, as a host user no neighbour shares', async () => {
