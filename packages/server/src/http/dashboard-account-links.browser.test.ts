@@ -227,7 +227,10 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     const token = await shown.innerText();
     expect(token).toMatch(/^svcp_/);
     expect((await asToken(token)).status).toBe(200);
-    const row = page.getByRole('row', { name: /backup script/ });
+    const row = page
+      .getByRole('list', { name: 'API tokens' })
+      .getByRole('listitem')
+      .filter({ hasText: 'backup script' });
     await expect.poll(() => row.innerText()).toContain('read and write');
     await screenshot(page, 'account-links-api-token');
     await page.getByRole('button', { name: 'I have copied it' }).click();
@@ -272,7 +275,7 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     await page.getByText('Verified.').waitFor();
 
     // Ada owns Analytical Engines alone: the service refuses and says why.
-    await page.getByLabel('to delete account').fill(newEmail);
+    await page.getByLabel('to delete this account').fill(newEmail);
     await page.getByRole('button', { name: 'Delete account' }).click();
     await page
       .getByRole('alert')
@@ -294,7 +297,7 @@ describe('the dashboard in Chromium: links from e-mails', () => {
       password,
     });
     await other.getByRole('link', { name: leaving }).click();
-    await other.getByLabel('to delete account').fill(leaving);
+    await other.getByLabel('to delete this account').fill(leaving);
     await other.getByRole('button', { name: 'Delete account' }).click();
     await other.getByRole('status').getByText('Your account was deleted.').waitFor();
     await screenshot(other, 'account-links-deleted');
