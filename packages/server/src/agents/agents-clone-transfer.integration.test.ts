@@ -169,6 +169,13 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
       status: 200,
       body: { id: agent.id, accountId: otherBilled, billingType: 'metered', status: 'running' },
     });
+    // One info line, for the transfer that happened (not the refused one).
+    const logged = t.logs
+      .entries()
+      .filter((entry) => entry.agentId === agent.id && entry.move === 'transfer');
+    expect(logged).toEqual([
+      expect.objectContaining({ level: 30, accountId: otherBilled, driver: agent.provider }),
+    ]);
     const slots = (await user.get(`/api/accounts/${billedOrg}/slots`)).body;
     expect(slots).toEqual([expect.objectContaining({ inUse: false })]);
     const periods = await t.ctx.database.db

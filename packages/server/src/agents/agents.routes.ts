@@ -1,9 +1,12 @@
 import * as api from '@svc/contract';
 import type { AppContext } from '../context.js';
 import type { Router } from '../http/router.js';
+import { AGENT } from '../lifecycle/machine-kinds.js';
+import { logChange } from '../lifecycle/machine-log.js';
 
 export function mountAgentsRoutes(router: Router, ctx: AppContext) {
   const { agents } = ctx;
+  const log = ctx.log.root.child({ subsystem: 'agents' });
 
   router.mount(api.getSelfAgent, async (_, c) => agents.getSelf(c.var.agent));
   // Creating a machine (adoption and clones included) waits for a verified e-mail where the
@@ -29,10 +32,22 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
     return agents.clone(c.var.user.id, params.id, body);
   });
   router.mount(api.transferAgent, async ({ params, body }, c) =>
-    agents.transfer(c.var.user.id, params.id, body.targetAccountId),
+    logChange(
+      log,
+      AGENT,
+      { id: params.id, move: 'transfer' },
+      () => agents.transfer(c.var.user.id, params.id, body.targetAccountId),
+      (agent) => ({ accountId: agent.accountId, driver: agent.provider }),
+    ),
   );
   router.mount(api.setAgentBilling, async ({ params, body }, c) =>
-    agents.setBilling(c.var.user.id, params.id, body.billingType),
+    logChange(
+      log,
+      AGENT,
+      { id: params.id, move: 'billing' },
+      () => agents.setBilling(c.var.user.id, params.id, body.billingType),
+      (result) => ({ billingType: result.billingType, addedNewSlot: result.addedNewSlot }),
+    ),
   );
   router.mount(api.openAgentGateway, async ({ params }, c) =>
     agents.openGateway(c.var.user.id, params.id),

@@ -65,6 +65,13 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
         url: `http://localhost:8080/${slug}/first-bundle`,
       },
     });
+    // Logged once at info, by its ids.
+    const published = t.logs
+      .entries()
+      .filter((entry) => entry.msg === 'bundle published' && entry.bundleId === first.bundleId);
+    expect(published).toEqual([
+      expect.objectContaining({ level: 30, version: 1, durationMs: expect.any(Number) }),
+    ]);
     const manifest2 = manifestOf('first-bundle', {
       glampId: first.bundleId,
       displayName: 'Second',

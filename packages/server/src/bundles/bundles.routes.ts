@@ -4,6 +4,7 @@ import type { Router } from '../http/router.js';
 
 export function mountBundlesRoutes(router: Router, ctx: AppContext) {
   const { publish, catalog, search } = ctx.bundles;
+  const log = ctx.log.root.child({ subsystem: 'bundles' });
   router.mount(api.searchBundles, async ({ query }) => search.search(query));
   router.mount(api.createStaging, async ({ body }, c) => publish.createStaging(c.var.agent, body));
   router.mount(api.cancelStaging, async ({ params }, c) => {
@@ -14,9 +15,16 @@ export function mountBundlesRoutes(router: Router, ctx: AppContext) {
   router.mount(api.publishBundle, async ({ params, body }, c) =>
     publish.publish(c.var.agent, params.slug, body),
   );
-  router.mount(api.completePublish, async ({ params, body }, c) =>
-    publish.complete(c.var.agent, params.slug, body.stagingId),
-  );
+  router.mount(api.completePublish, async ({ params, body }, c) => {
+    const startedAt = performance.now();
+    const published = await publish.complete(c.var.agent, params.slug, body.stagingId);
+    // Once its transaction committed: the bundle, its new version, who published it.
+    const { agentId, accountId } = c.var.agent;
+    const durationMs = Math.round(performance.now() - startedAt);
+    const { bundleId, version } = published;
+    log.info({ bundleId, version, agentId, accountId, durationMs }, 'bundle published');
+    return published;
+  });
   router.mount(api.getBundle, async ({ params }) =>
     catalog.getBundle(params.accountSlug, params.name),
   );

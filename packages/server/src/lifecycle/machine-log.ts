@@ -47,3 +47,27 @@ export function logMove(
   if (end.to === 'error') log.warn(line, `${kind.noun} ${move} failed: ${end.statusReason}`);
   else log.info(line, `${kind.noun} ${move}: ${end.to}`);
 }
+
+/**
+ * The one line of a change a request makes at once (a transfer, a billing switch), logged by its
+ * route once the service's transaction committed: the machine, the account it is in now, the
+ * driver, what changed and how long the request's work took.
+ */
+export async function logChange<T>(
+  log: Logger,
+  kind: MachineKind,
+  change: { readonly id: string; readonly move: 'transfer' | 'billing' },
+  work: () => Promise<T>,
+  fieldsOf: (result: T) => Readonly<Record<string, unknown>>,
+): Promise<T> {
+  const startedAt = performance.now();
+  const result = await work();
+  const line = {
+    [kind.idKey]: change.id,
+    move: change.move,
+    ...fieldsOf(result),
+    durationMs: Math.round(performance.now() - startedAt),
+  };
+  log.info(line, `${kind.noun} ${change.move}`);
+  return result;
+}

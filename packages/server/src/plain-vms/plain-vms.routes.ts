@@ -1,11 +1,14 @@
 import * as api from '@svc/contract';
 import type { AppContext } from '../context.js';
 import type { Router } from '../http/router.js';
+import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
+import { logChange } from '../lifecycle/machine-log.js';
 import { listOsImages } from './os-images.js';
 
 export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
   const { plainVms } = ctx;
   const user = (c: { var: { user: { id: string } } }) => c.var.user.id;
+  const log = ctx.log.root.child({ subsystem: 'plain-vms' });
 
   // Before `/api/plain-vms/{id}`, which would take `images` for an id.
   router.mount(api.listOsImages, async () => listOsImages(ctx.compute, ctx.log.http));
@@ -27,10 +30,22 @@ export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
     plainVms.act(user(c), params.id, 'destroy'),
   );
   router.mount(api.setPlainVmBilling, async ({ params, body }, c) =>
-    plainVms.setBilling(user(c), params.id, body.billingType),
+    logChange(
+      log,
+      PLAIN_VM,
+      { id: params.id, move: 'billing' },
+      () => plainVms.setBilling(user(c), params.id, body.billingType),
+      (result) => ({ billingType: result.billingType, addedNewSlot: result.addedNewSlot }),
+    ),
   );
   router.mount(api.transferPlainVm, async ({ params, body }, c) =>
-    plainVms.transfer(user(c), params.id, body.targetAccountId),
+    logChange(
+      log,
+      PLAIN_VM,
+      { id: params.id, move: 'transfer' },
+      () => plainVms.transfer(user(c), params.id, body.targetAccountId),
+      (vm) => ({ accountId: vm.accountId, driver: vm.provider }),
+    ),
   );
   router.mount(api.getPlainVmFirewall, async ({ params }, c) =>
     plainVms.getFirewall(user(c), params.id),
