@@ -29,6 +29,7 @@ export const SIZE_SPECS: Readonly<
 
 /** The size table's numbers for one size and region (a machine's `specs`). */
 export const SizeSpecs = z.object({ vcpu: z.number(), ramGb: z.number(), diskGb: z.number() });
+export type SizeSpecs = z.infer<typeof SizeSpecs>;
 
 /**
  * What the machine's compute driver gives it where the driver sets limits of its own: vCPUs, RAM

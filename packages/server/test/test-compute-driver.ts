@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FirewallRule } from '@svc/contract';
+import type { FirewallRule, MachineLimits, Region, Size } from '@svc/contract';
 import type {
   ComputeDriver,
   CreateServerSpec,
@@ -56,6 +56,8 @@ export class TestComputeDriver implements ComputeDriver {
   readonly calls: { call: Call; id: string }[] = [];
   /** The OS image keys it boots (`bootableImages`); every key while unset. */
   images: ReadonlySet<string> | undefined;
+  /** What `machineLimits` answers, as a driver that scales the size table would; none while unset. */
+  limits: ((size: Size, region: Region) => MachineLimits) | undefined;
   readonly #behaviour = new Map<Call, CallBehaviour>();
   readonly #hanging = new Set<() => void>();
 
@@ -65,6 +67,10 @@ export class TestComputeDriver implements ComputeDriver {
 
   behave(call: Call, behaviour: CallBehaviour): void {
     this.#behaviour.set(call, { ...behaviour });
+  }
+
+  machineLimits(size: Size, region: Region): MachineLimits | undefined {
+    return this.limits?.(size, region);
   }
 
   async bootableImages(keys: readonly string[]): Promise<ReadonlySet<string>> {
