@@ -1,4 +1,4 @@
-import { SESSION_COOKIE } from '@svc/contract';
+import { getMe, SESSION_COOKIE, signIn, signOut, signUp } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -13,10 +13,12 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
 
   it('signs up: 201 with user and personal account, and an HttpOnly SameSite=Lax cookie', async () => {
     const client = t.newClient();
-    const res = await client.post('/api/auth/sign-up', {
-      email: '  Grace.Hopper+x@Example.com ',
-      password: 'correct horse battery',
-      name: 'Grace',
+    const res = await client.call(signUp, {
+      body: {
+        email: '  Grace.Hopper+x@Example.com ',
+        password: 'correct horse battery',
+        name: 'Grace',
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.user).toMatchObject({ email: 'grace.hopper+x@example.com', name: 'Grace' });
@@ -31,7 +33,7 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
     expect(cookie).not.toMatch(/Secure/);
-    const me = await client.get('/api/me');
+    const me = await client.call(getMe);
     expect(me.status).toBe(200);
     expect(me.body.accounts).toEqual([res.body.account]);
   });
@@ -45,10 +47,12 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
 
   it('refuses a duplicate e-mail with 409 and writes nothing', async () => {
     await signUpUser(t.newClient(), { email: 'dup@example.com' });
-    const res = await t.newClient().post('/api/auth/sign-up', {
-      email: 'DUP@example.com',
-      password: 'another password',
-      name: 'Dup',
+    const res = await t.newClient().callError(signUp, {
+      body: {
+        email: 'DUP@example.com',
+        password: 'another password',
+        name: 'Dup',
+      },
     });
     expect(res).toMatchObject({ status: 409, body: { error: 'email_taken' } });
     const users = await t.ctx.database.db
@@ -60,6 +64,7 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
   });
 
   it('answers invalid bodies with 400 invalid_request and issues', async () => {
+    // A raw path: the body leaves out a field the contract's types require.
     const res = await t
       .newClient()
       .post('/api/auth/sign-up', { email: 'not-an-email', password: 'short' });
@@ -88,18 +93,20 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
   it('signs in, and answers a wrong password and an unknown e-mail alike', async () => {
     const { user } = await signUpUser(t.newClient(), { email: 'signin@example.com' });
     const client = t.newClient();
-    const ok = await client.post('/api/auth/sign-in', {
-      email: 'SignIn@example.com',
-      password: 'correct horse battery',
+    const ok = await client.call(signIn, {
+      body: {
+        email: 'SignIn@example.com',
+        password: 'correct horse battery',
+      },
     });
     expect(ok).toMatchObject({ status: 200, body: { user: { id: user.id } } });
     expect(client.cookies.has(SESSION_COOKIE)).toBe(true);
     const wrong = await t
       .newClient()
-      .post('/api/auth/sign-in', { email: 'signin@example.com', password: 'nope nope' });
+      .callError(signIn, { body: { email: 'signin@example.com', password: 'nope nope' } });
     const unknown = await t
       .newClient()
-      .post('/api/auth/sign-in', { email: 'nobody@example.com', password: 'nope nope' });
+      .callError(signIn, { body: { email: 'nobody@example.com', password: 'nope nope' } });
     expect(wrong).toMatchObject({ status: 401, body: { error: 'invalid_credentials' } });
     expect(unknown.status).toBe(wrong.status);
     expect(unknown.body).toEqual(wrong.body);
@@ -108,31 +115,31 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
   it('signs out: 204, the session ends and the cookie is cleared', async () => {
     const client = t.newClient();
     await signUpUser(client);
-    const out = await client.post('/api/auth/sign-out');
+    const out = await client.call(signOut);
     expect(out.status).toBe(204);
     expect(client.cookies.has(SESSION_COOKIE)).toBe(false);
-    expect((await client.get('/api/me')).status).toBe(401);
+    expect((await client.callError(getMe)).status).toBe(401);
   });
 
   it('a signed-out session id no longer works even if replayed', async () => {
     const client = t.newClient();
     await signUpUser(client);
     const stolen = client.cookies.get(SESSION_COOKIE);
-    await client.post('/api/auth/sign-out');
+    await client.call(signOut);
     const replay = await t
       .newClient()
-      .get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=${stolen}` } });
+      .callError(getMe, {}, { headers: { cookie: `${SESSION_COOKIE}=${stolen}` } });
     expect(replay).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
   });
 
   it('answers 401 without a cookie or with a forged one', async () => {
-    expect(await t.newClient().get('/api/me')).toMatchObject({
+    expect(await t.newClient().callError(getMe)).toMatchObject({
       status: 401,
       body: { error: 'unauthorized' },
     });
     const forged = await t
       .newClient()
-      .get('/api/me', { headers: { cookie: `${SESSION_COOKIE}=forged` } });
+      .callError(getMe, {}, { headers: { cookie: `${SESSION_COOKIE}=forged` } });
     expect(forged.status).toBe(401);
   });
 
@@ -154,11 +161,11 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
     const client = t.newClient();
     await signUpUser(client);
     t.clock.advance(SESSION_TTL_MS * 0.6);
-    expect((await client.get('/api/me')).status).toBe(200); // extended here
+    expect((await client.call(getMe)).status).toBe(200); // extended here
     t.clock.advance(SESSION_TTL_MS * 0.6);
-    expect((await client.get('/api/me')).status).toBe(200);
+    expect((await client.call(getMe)).status).toBe(200);
     t.clock.advance(SESSION_TTL_MS + 1000);
-    expect((await client.get('/api/me')).status).toBe(401);
+    expect((await client.callError(getMe)).status).toBe(401);
   });
 });
 
@@ -171,22 +178,24 @@ describe.each(databaseKinds)('sessions behind HTTPS on %s', (kind) => {
 
   it('uses a Secure __Host- cookie, which sibling subdomains cannot set, and signs out with it', async () => {
     const client = t.newClient();
-    const res = await client.post('/api/auth/sign-up', {
-      email: 'secure@example.com',
-      password: 'correct horse battery',
-      name: 'Secure',
+    const res = await client.call(signUp, {
+      body: {
+        email: 'secure@example.com',
+        password: 'correct horse battery',
+        name: 'Secure',
+      },
     });
     const cookie = res.headers
       .getSetCookie()
       .find((c) => c.startsWith(`__Host-${SESSION_COOKIE}=`));
     expect(cookie).toMatch(/; Path=\/; .*HttpOnly; Secure; SameSite=Lax/);
     expect(cookie).not.toMatch(/Domain=/);
-    expect((await client.get('/api/me')).status).toBe(200);
+    expect((await client.call(getMe)).status).toBe(200);
     // The unprefixed name means nothing here: a planted cookie is not a session.
     const planted = t.newClient();
     planted.cookies.set(SESSION_COOKIE, client.cookies.get(`__Host-${SESSION_COOKIE}`) as string);
-    expect((await planted.get('/api/me')).status).toBe(401);
-    expect((await client.post('/api/auth/sign-out')).status).toBe(204);
-    expect((await client.get('/api/me')).status).toBe(401);
+    expect((await planted.callError(getMe)).status).toBe(401);
+    expect((await client.call(signOut)).status).toBe(204);
+    expect((await client.callError(getMe)).status).toBe(401);
   });
 });
