@@ -1,4 +1,14 @@
 import type { Session } from '@svc/contract';
+import {
+  changePassword,
+  createApiToken,
+  endSession,
+  getMe,
+  listApiTokens,
+  listSessions,
+  signIn as signInEndpoint,
+  updateMe,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -17,15 +27,15 @@ describe.each(databaseKinds)("a user's settings on %s", (kind) => {
   /** The same user signed in from another browser. */
   const signIn = async (password = PASSWORD, userAgent = 'Other Browser/2') => {
     const client = t.newClient();
-    const res = await client.post(
-      '/api/auth/sign-in',
-      { email, password },
+    const res = await client.send(
+      signInEndpoint,
+      { body: { email, password } },
       { headers: { 'user-agent': userAgent } },
     );
     return { client, status: res.status };
   };
   const sessionsOf = async (client: TestClient) =>
-    (await client.get('/api/me/sessions')).body.sessions as Session[];
+    (await client.call(listSessions)).body.sessions as Session[];
 
   let first: TestClient;
 
@@ -40,55 +50,62 @@ describe.each(databaseKinds)("a user's settings on %s", (kind) => {
     expect(other).toMatchObject({ userAgent: 'Other Browser/2', clientAddress: second.address });
     expect(JSON.stringify(listed)).not.toMatch(/idHash|[0-9a-f]{64}/);
 
-    expect((await first.delete(`/api/me/sessions/${other.id}`)).status).toBe(204);
-    expect((await second.get('/api/me')).status).toBe(401);
-    expect((await first.delete(`/api/me/sessions/${other.id}`)).status).toBe(404);
+    expect((await first.call(endSession, { params: { id: other.id } })).status).toBe(204);
+    expect((await second.callError(getMe)).status).toBe(401);
+    expect((await first.callError(endSession, { params: { id: other.id } })).status).toBe(404);
     // Another user's session is not found either.
     const stranger = t.newClient();
     await signUpUser(stranger);
     const theirs = (await sessionsOf(stranger))[0] as Session;
-    expect((await first.delete(`/api/me/sessions/${theirs.id}`)).status).toBe(404);
-    expect((await stranger.get('/api/me')).status).toBe(200);
+    expect((await first.callError(endSession, { params: { id: theirs.id } })).status).toBe(404);
+    expect((await stranger.call(getMe)).status).toBe(200);
   });
 
   it('changes the name', async () => {
-    const res = await first.patch('/api/me', { name: '  Grace Hopper ' });
+    const res = await first.call(updateMe, { body: { name: '  Grace Hopper ' } });
     expect(res).toMatchObject({ status: 200, body: { name: 'Grace Hopper' } });
-    expect((await first.get('/api/me')).body.user.name).toBe('Grace Hopper');
-    expect((await first.patch('/api/me', { name: '' })).status).toBe(400);
+    expect((await first.call(getMe)).body.user.name).toBe('Grace Hopper');
+    expect((await first.callError(updateMe, { body: { name: '' } })).status).toBe(400);
   });
 
   it('changes the password given the current one, ending every other session and every token', async () => {
     const { client: second } = await signIn();
     const { client: third } = await signIn();
-    const token = (await first.post('/api/me/tokens', { name: 'ci', scope: 'write' })).body.token;
+    const token = (await first.call(createApiToken, { body: { name: 'ci', scope: 'write' } })).body
+      .token;
     const withToken = () =>
-      t.newClient().get('/api/me', { headers: { authorization: `Bearer ${token}` } });
+      t.newClient().send(getMe, {}, { headers: { authorization: `Bearer ${token}` } });
     expect((await withToken()).status).toBe(200);
-    const wrong = await first.post('/api/me/password', {
-      currentPassword: 'not it at all',
-      newPassword: 'a brand new passphrase',
+    const wrong = await first.callError(changePassword, {
+      body: {
+        currentPassword: 'not it at all',
+        newPassword: 'a brand new passphrase',
+      },
     });
     expect(wrong.status).toBe(400);
-    expect(wrong.body.issues[0].path).toEqual(['body', 'currentPassword']);
-    const short = await first.post('/api/me/password', {
-      currentPassword: PASSWORD,
-      newPassword: 'short',
+    expect(wrong.body.issues?.[0]?.path).toEqual(['body', 'currentPassword']);
+    const short = await first.callError(changePassword, {
+      body: {
+        currentPassword: PASSWORD,
+        newPassword: 'short',
+      },
     });
     expect(short.status).toBe(400);
-    expect((await second.get('/api/me')).status).toBe(200);
+    expect((await second.call(getMe)).status).toBe(200);
 
-    const changed = await first.post('/api/me/password', {
-      currentPassword: PASSWORD,
-      newPassword: 'a brand new passphrase',
+    const changed = await first.call(changePassword, {
+      body: {
+        currentPassword: PASSWORD,
+        newPassword: 'a brand new passphrase',
+      },
     });
     // Whoever held the old password may have made a token too: the answer says what ended.
     expect(changed).toMatchObject({ status: 200, body: { revokedSessions: 2, revokedTokens: 1 } });
-    expect((await first.get('/api/me')).status).toBe(200);
-    expect((await second.get('/api/me')).status).toBe(401);
-    expect((await third.get('/api/me')).status).toBe(401);
+    expect((await first.call(getMe)).status).toBe(200);
+    expect((await second.callError(getMe)).status).toBe(401);
+    expect((await third.callError(getMe)).status).toBe(401);
     expect((await withToken()).status).toBe(401);
-    expect((await first.get('/api/me/tokens')).body.tokens).toEqual([]);
+    expect((await first.call(listApiTokens)).body.tokens).toEqual([]);
     expect((await signIn(PASSWORD)).status).toBe(401);
     expect((await signIn('a brand new passphrase')).status).toBe(200);
     expect(t.logs.lines.join('\n')).not.toContain('a brand new passphrase');
@@ -96,7 +113,9 @@ describe.each(databaseKinds)("a user's settings on %s", (kind) => {
 
   it('slows guesses of the current password down like failed sign-ins', async () => {
     const guess = () =>
-      first.post('/api/me/password', { currentPassword: 'guess', newPassword: 'whatever it is' });
+      first.send(changePassword, {
+        body: { currentPassword: 'guess', newPassword: 'whatever it is' },
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await guess()).status);
     expect(statuses).toContain(429);
