@@ -56,6 +56,21 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
 
   const forwardPath = () => `/1.0/networks/incusbr0/forwards/${outside.hostAddress}`;
   const forward = () => incus.request<Forward>('GET', forwardPath());
+  /** Sets when `ports` (every held one by default) were freed, as if long ago. */
+  const setHolds = async (freedAt: string, ports?: readonly number[]) => {
+    const { metadata, etag } = await forward();
+    const config = Object.fromEntries(
+      Object.entries(metadata.config).map(([key, value]) => {
+        const isHold =
+          key.startsWith(FREED) && (!ports || ports.includes(Number(key.slice(FREED.length))));
+        return [key, isHold ? freedAt : value];
+      }),
+    );
+    await incus.call('PUT', forwardPath(), {
+      body: { description: metadata.description, config, ports: metadata.ports },
+      ...(etag && { headers: { 'If-Match': etag } }),
+    });
+  };
   const plainVm = (id = randomUUID()) =>
     driver.createServer({
       id,
@@ -83,19 +98,16 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
     const second = await plainVm();
     expect(second.ssh?.port).toBe(PORTS.last);
     // The range's other port is taken and the first held: the next VM gets none.
-    await expect(plainVm()).rejects.toThrow(/no free SSH port left .*1 of them freed recently/);
+    const refused = randomUUID();
+    await expect(plainVm(refused)).rejects.toThrow(
+      /no free SSH port left .*1 of them freed recently/,
+    );
+    // Its instance, made before the port was looked for, goes as a failed provisioning's does.
+    await driver.deleteServer(refused);
 
     // A hold that is over (its record set back by more than the hold) frees the port again.
-    const { metadata, etag } = await forward();
     const longAgo = new Date(Date.now() - HOLD_MS - 60_000).toISOString();
-    await incus.call('PUT', forwardPath(), {
-      body: {
-        description: metadata.description,
-        config: { ...metadata.config, [`${FREED}${PORTS.first}`]: longAgo },
-        ports: metadata.ports,
-      },
-      ...(etag && { headers: { 'If-Match': etag } }),
-    });
+    await setHolds(longAgo, [PORTS.first]);
     const third = await plainVm();
     expect(third.ssh?.port).toBe(PORTS.first);
     expect(
@@ -109,5 +121,10 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
       `${FREED}${PORTS.first}`,
       `${FREED}${PORTS.last}`,
     ]);
+
+    // Once their holds are over, the reconciler drops them, and the forward with them.
+    await setHolds(longAgo);
+    await driver.reconcile();
+    await expect(forward()).rejects.toThrow(/not found/i);
   });
 });
