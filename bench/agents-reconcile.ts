@@ -5,9 +5,10 @@ import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { composeService } from '../packages/server/src/composition-root.js';
 import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
-import { type AppContext, createContext } from '../packages/server/src/context.js';
+import type { AppContext } from '../packages/server/src/context.js';
 import { migrateToLatest } from '../packages/server/src/db/migrate.js';
 import { AGENT, PLAIN_VM } from '../packages/server/src/lifecycle/machine-kinds.js';
 import { STAND_IN_PROBES, TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
@@ -47,9 +48,10 @@ export async function measureReconcile(
     HMAC_KEY: randomBytes(32).toString('base64'),
   });
   const compute = new TestComputeDriver('bench');
-  const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
-    compute,
-    machineProbes: STAND_IN_PROBES,
+  // Composed, never started: the pass is run by hand, with no queue polling beside it.
+  const { ctx } = await composeService(config, await resolveSecrets(config, raw, () => {}), {
+    work: false,
+    parts: { compute, machineProbes: STAND_IN_PROBES },
   });
   try {
     await migrateToLatest(ctx.database.db.withoutPlugins());

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { composeService } from '../packages/server/src/composition-root.js';
 import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
-import { createContext, startContext, stopContext } from '../packages/server/src/context.js';
 import { STAND_IN_PROBES, TestComputeDriver } from '../packages/server/test/test-compute-driver.js';
 import { measureReconcile, printReconcile, type ReconcileFigures } from './agents-reconcile.js';
 
@@ -47,12 +47,12 @@ async function runOn(databaseUrl: string | undefined, statements: () => number) 
     HMAC_KEY: randomBytes(32).toString('base64'),
   });
   const compute = new TestComputeDriver('bench');
-  const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
-    compute,
-    machineProbes: STAND_IN_PROBES,
-    jobPollingIntervalSeconds: 0.5,
+  const service = await composeService(config, await resolveSecrets(config, raw, () => {}), {
+    work: true,
+    parts: { compute, machineProbes: STAND_IN_PROBES, jobPollingIntervalSeconds: 0.5 },
   });
-  await startContext(ctx, { work: true });
+  await service.start();
+  const { ctx } = service;
   try {
     const { user, account } = await ctx.accounts.createUser({
       email: `bench-${randomBytes(4).toString('hex')}@example.com`,
@@ -129,7 +129,7 @@ async function runOn(databaseUrl: string | undefined, statements: () => number) 
       `  SQL statements       ${(sent / transitions).toFixed(1).padStart(13)} per transition (${sent} in all, pg-boss polling included)`,
     );
   } finally {
-    await stopContext(ctx);
+    await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

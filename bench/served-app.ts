@@ -8,15 +8,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { serve } from '@hono/node-server';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createApp } from '../packages/server/src/app.js';
+import { composeService } from '../packages/server/src/composition-root.js';
 import { loadConfig } from '../packages/server/src/config/config.js';
 import { resolveSecrets } from '../packages/server/src/config/dev-keys.js';
-import {
-  type AppContext,
-  createContext,
-  startContext,
-  stopContext,
-} from '../packages/server/src/context.js';
+import type { AppContext } from '../packages/server/src/context.js';
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 8);
 export const CONNECTIONS = 16;
@@ -164,9 +159,12 @@ export async function withServedApp(
     HOST: '127.0.0.1',
     ...(port && { PUBLIC_URL: `http://127.0.0.1:${port}` }),
   });
-  const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}));
-  await startContext(ctx, options);
-  const server = serve({ fetch: createApp(ctx).fetch, port, hostname: '127.0.0.1' });
+  const service = await composeService(config, await resolveSecrets(config, raw, () => {}), {
+    work: options.work,
+  });
+  await service.start();
+  const { ctx } = service;
+  const server = serve({ fetch: service.app.fetch, port, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const address = server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -174,7 +172,7 @@ export async function withServedApp(
     await body({ ctx, base });
   } finally {
     await new Promise((resolve) => server.close(resolve));
-    await stopContext(ctx);
+    await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

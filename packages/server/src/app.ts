@@ -36,33 +36,28 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Staging reports and publishes list every file of a bundle (20,000 files ≈ 3 MB of JSON). */
 export const MAX_BUNDLE_BODY_BYTES = 32 * 1024 * 1024;
 
+/** A read that succeeded (or redirected): what polling is made of, logged at debug. */
+const isQuietRead = (method: string, status: number) =>
+  (method === 'GET' || method === 'HEAD') && status < 400;
+
 /**
  * The HTTP application: middleware, every feature's routes, and the one error handler. No listen.
  * `operations` mounts only `/healthz`, `/readyz` and the OpenAPI document: what a process that
- * serves nothing but the edge (`--role=edge`) answers on the service's own host. `starting`: the
- * process's start-up work (`startContext`) still under way; until it is done `/readyz` says
- * `not_ready` and every request but the health checks waits for it.
+ * serves nothing but the edge (`--role=edge`) answers on the service's own host. While the
+ * process's start-up work runs (`ctx.readiness`), `/readyz` says `not_ready` and every request
+ * but the health checks waits for it.
  */
 export function createApp(
   ctx: AppContext,
-  options: { readonly only?: 'operations'; readonly starting?: Promise<void> } = {},
+  options: { readonly only?: 'operations' } = {},
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const log = ctx.log.http;
-  let started = options.starting === undefined;
-  options.starting?.then(
-    () => {
-      started = true;
-    },
-    () => {},
-  );
-  if (options.starting) {
-    const starting = options.starting;
-    app.use(async (c, next) => {
-      if (!started && c.req.path !== '/healthz' && c.req.path !== '/readyz') await starting;
-      await next();
-    });
-  }
+  app.use(async (c, next) => {
+    const waiting = HEALTH_CHECK_PATHS.has(c.req.path) ? undefined : ctx.readiness.whenServing();
+    if (waiting) await waiting;
+    await next();
+  });
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -84,9 +79,11 @@ export function createApp(
       ms: Math.round(ms * 10) / 10,
     };
     if (c.res.status >= 500) log.error(line, 'request failed');
-    // Load balancers and probes ask every few seconds: at info they would bury everything else.
-    else if (HEALTH_CHECK_PATHS.has(c.req.path)) log.debug(line, 'request');
-    else log.info(line, 'request');
+    // Probes ask every few seconds and the dashboard polls every second (successful GETs): at
+    // info they would bury what happened. Changes and refusals stay at info.
+    else if (HEALTH_CHECK_PATHS.has(c.req.path) || isQuietRead(c.req.method, c.res.status)) {
+      log.debug(line, 'request');
+    } else log.info(line, 'request');
   });
   app.use(
     secureHeaders({
@@ -151,7 +148,7 @@ export function createApp(
     },
     claimAuthenticators: { agent: agentClaim, 'session-or-agent': sessionOr(agentClaim) },
   });
-  mountOperationsRoutes(router, ctx, () => started);
+  mountOperationsRoutes(router, ctx);
   mountMetricsRoute(app, ctx);
   if (options.only === 'operations') {
     app.route('/', router.app);

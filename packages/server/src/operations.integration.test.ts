@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { createTestContext, TEST_ENV } from '../test/test-context.js';
 import { createApp } from './app.js';
+import { composeService } from './composition-root.js';
 import { loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
-import { createContext } from './context.js';
 import { openPglite } from './db/database.js';
+import { Readiness } from './http/readiness.js';
 
 describe('health and readiness', () => {
   it('answers /healthz and /readyz when migrated', async () => {
@@ -24,10 +25,12 @@ describe('health and readiness', () => {
   it('answers /readyz with 503 while migrations are missing, and when the database is gone', async () => {
     const { config, secrets } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent' });
     const database = await openPglite('memory://');
-    const ctx = await createContext(config, await resolveSecrets(config, secrets, () => {}), {
-      database,
+    // Composed but not started: nothing has migrated this database.
+    const service = await composeService(config, await resolveSecrets(config, secrets, () => {}), {
+      work: false,
+      parts: { database },
     });
-    const client = new TestClient(createApp(ctx), config.http.publicUrl);
+    const client = new TestClient(service.app, config.http.publicUrl);
     expect(await client.get('/readyz')).toMatchObject({
       status: 503,
       body: { status: 'not_ready', checks: { database: true, migrations: false } },
@@ -43,11 +46,11 @@ describe('health and readiness', () => {
   it('answers /healthz at once while start-up work is under way, and holds other requests until it is done', async () => {
     const t = await createTestContext('pglite');
     try {
-      let finish = () => {};
-      const starting = new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-      const client = new TestClient(createApp(t.ctx, { starting }), t.ctx.config.http.publicUrl);
+      // The same services in a process whose start-up work is under way.
+      const readiness = new Readiness();
+      readiness.move('starting');
+      const app = createApp({ ...t.ctx, readiness });
+      const client = new TestClient(app, t.ctx.config.http.publicUrl);
       expect((await client.get('/healthz')).status).toBe(200);
       expect(await client.get('/readyz')).toMatchObject({
         status: 503,
@@ -60,7 +63,7 @@ describe('health and readiness', () => {
       });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(answered).toBe(false);
-      finish();
+      readiness.move('ready');
       expect((await me).status).toBe(401);
       expect(await client.get('/readyz')).toMatchObject({
         status: 200,

@@ -5,18 +5,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../test/test-context.js';
 import { createTestDatabase, databaseKinds, testDatabaseUrl } from '../test/test-db.js';
-import { createApp } from './app.js';
+import { composeService } from './composition-root.js';
 import { loadConfig } from './config/config.js';
 import { resolveSecrets } from './config/dev-keys.js';
-import { createContext, startContext, stopContext } from './context.js';
 
 /** Starts the service the way `main` does, on the configuration's own database. */
 async function boot(env: Record<string, string>) {
   const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
   const secrets = await resolveSecrets(config, raw, () => {});
-  const ctx = await createContext(config, secrets, { passwordCost: FAST_PASSWORDS });
-  await startContext(ctx, { work: true });
-  return { ctx, client: new TestClient(createApp(ctx), config.http.publicUrl) };
+  const service = await composeService(config, secrets, {
+    work: true,
+    parts: { passwordCost: FAST_PASSWORDS },
+  });
+  await service.start();
+  return { service, client: new TestClient(service.app, config.http.publicUrl) };
 }
 
 describe('a restart keeps what was stored', () => {
@@ -67,7 +69,7 @@ describe('a restart keeps what was stored', () => {
         name: 'Persist',
       });
       expect(signUp.status).toBe(201);
-      await stopContext(first.ctx);
+      await first.service.stop();
 
       const second = await boot(env);
       const signIn = await second.client.post('/api/auth/sign-in', {
@@ -76,7 +78,7 @@ describe('a restart keeps what was stored', () => {
       });
       expect(signIn.status).toBe(200);
       expect(signIn.body.user.id).toBe(signUp.body.user.id);
-      await stopContext(second.ctx);
+      await second.service.stop();
     },
     // Two boots of a whole service (PGlite, migrations, pg-boss): slow on a loaded machine.
     90_000,
@@ -87,6 +89,6 @@ describe('a restart keeps what was stored', () => {
     dirs.push(dir);
     const first = await boot({ DATA_DIR: dir });
     await expect(boot({ DATA_DIR: dir })).rejects.toThrow(/in use by process/);
-    await stopContext(first.ctx);
+    await first.service.stop();
   }, 90_000);
 });

@@ -1,8 +1,7 @@
 import { issueAgentToken } from '../src/agents/agent-token.js';
-import { createApp } from '../src/app.js';
+import { composeService } from '../src/composition-root.js';
 import { loadConfig } from '../src/config/config.js';
 import { resolveSecrets } from '../src/config/dev-keys.js';
-import { createContext } from '../src/context.js';
 import { consentAtStandIn } from './stand-in-consent.js';
 import { type StandIn, type StandInKind, startStandIn } from './stand-in-provider.js';
 import { TestClient } from './test-client.js';
@@ -127,12 +126,12 @@ export async function anotherProcess(t: TestContext, env: Record<string, string>
     ...env,
   });
   const secrets = await resolveSecrets(config, raw, () => {});
-  const ctx = await createContext(config, secrets, {
-    database: t.ctx.database,
-    clock: t.clock,
-    logDestination: t.logs,
+  // Its own services on the shared database, which the first process has already migrated.
+  const { ctx, app } = await composeService(config, secrets, {
+    work: false,
+    parts: { database: t.ctx.database, clock: t.clock, logDestination: t.logs },
   });
-  const client = new TestClient(createApp(ctx), new URL(config.http.publicUrl).origin);
+  const client = new TestClient(app, new URL(config.http.publicUrl).origin);
   for (const [name, value] of as?.cookies ?? []) client.cookies.set(name, value);
   return { ctx, client };
 }

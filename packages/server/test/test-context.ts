@@ -2,16 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LocalComputeDriver } from '../src/adapters/compute/local-compute-driver.js';
-import { createApp } from '../src/app.js';
+import { composeService, type Service } from '../src/composition-root.js';
 import { loadConfig } from '../src/config/config.js';
 import { resolveSecrets } from '../src/config/dev-keys.js';
-import {
-  type AppContext,
-  type ContextOverrides,
-  createContext,
-  startContext,
-  stopContext,
-} from '../src/context.js';
+import type { AppContext, ServiceParts } from '../src/context.js';
 import { createLogger } from '../src/logger.js';
 import { LogCapture } from './log-capture.js';
 import { TestClient } from './test-client.js';
@@ -32,7 +26,7 @@ export const FAST_PASSWORDS = { memoryKiB: 1024, passes: 1, parallelism: 1 } as 
 
 export interface TestContext {
   readonly ctx: AppContext;
-  readonly app: ReturnType<typeof createApp>;
+  readonly app: Service['app'];
   readonly client: TestClient;
   readonly clock: TestClock;
   readonly logs: LogCapture;
@@ -49,7 +43,7 @@ export interface TestContext {
  */
 export async function createTestContext(
   kind: DatabaseKind,
-  options: { env?: Record<string, string>; overrides?: ContextOverrides } = {},
+  options: { env?: Record<string, string>; overrides?: ServiceParts } = {},
 ): Promise<TestContext> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-test-'));
   const { config, secrets: raw } = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...options.env });
@@ -58,21 +52,24 @@ export async function createTestContext(
   const clock = new TestClock();
   const { database, drop } = await createTestDatabase(kind);
   const compute = new TestComputeDriver();
-  const ctx = await createContext(config, secrets, {
-    database,
-    clock,
-    logDestination: logs,
-    passwordCost: FAST_PASSWORDS,
-    jobPollingIntervalSeconds: 0.5,
-    compute,
-    // The test driver's machines answer at once; a test that brings its own driver probes it.
-    ...(!(options.overrides && 'compute' in options.overrides) && {
-      machineProbes: STAND_IN_PROBES,
-    }),
-    ...options.overrides,
+  const service = await composeService(config, secrets, {
+    work: true,
+    parts: {
+      database,
+      clock,
+      logDestination: logs,
+      passwordCost: FAST_PASSWORDS,
+      jobPollingIntervalSeconds: 0.5,
+      compute,
+      // The test driver's machines answer at once; a test that brings its own driver probes it.
+      ...(!(options.overrides && 'compute' in options.overrides) && {
+        machineProbes: STAND_IN_PROBES,
+      }),
+      ...options.overrides,
+    },
   });
-  await startContext(ctx, { work: true });
-  const app = createApp(ctx);
+  await service.start();
+  const { ctx, app } = service;
   const newClient = (address?: string) =>
     new TestClient(app, new URL(config.http.publicUrl).origin, address);
   return {
@@ -85,7 +82,7 @@ export async function createTestContext(
     newClient,
     // Tolerates a context a test already took apart (e.g. closed its database on purpose).
     close: async () => {
-      await stopContext(ctx).catch(() => {});
+      await service.stop().catch(() => {});
       await drop();
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -116,7 +113,7 @@ export async function signUpUser(
  * temporary directory). `close` also removes every machine it made, even after a failed test.
  */
 export async function createLocalTestContext(
-  options: { env?: Record<string, string>; overrides?: ContextOverrides } = {},
+  options: { env?: Record<string, string>; overrides?: ServiceParts } = {},
 ): Promise<TestContext & { readonly driver: LocalComputeDriver }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-local-'));
   const driver = new LocalComputeDriver(

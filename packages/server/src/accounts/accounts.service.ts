@@ -29,7 +29,7 @@ export interface AccountsDeps {
   readonly membership: Membership;
   readonly sessions: SessionsService;
   readonly emailLinks: EmailLinksService;
-  /** @NOTE unused since the e-mail change mails through `emailLinks`; `createContext` passes it. */
+  /** @NOTE unused since the e-mail change mails through `emailLinks`; `composeService` passes it. */
   readonly mail: MailService;
   /** `EMAIL_VERIFICATION`: whether machines and publishing wait for a verified address. */
   readonly emailVerification: EmailVerificationMode;

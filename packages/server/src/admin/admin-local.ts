@@ -1,7 +1,7 @@
+import { composeService } from '../composition-root.js';
 import type { Config, RawSecrets } from '../config/config.js';
 import { secureDataDir } from '../config/data-dir.js';
 import { resolveSecrets } from '../config/dev-keys.js';
-import { createContext, startContext, stopContext } from '../context.js';
 import { AppError, toErrorEnvelope } from '../errors.js';
 import { createLogger, subsystemLoggers } from '../logger.js';
 import type { AdminOutcome } from './admin-client.js';
@@ -25,15 +25,17 @@ export async function runInProcess(
     loggers.root.warn({ dataDir: config.dataDir, tightened }, 'DATA_DIR made owner-only');
   }
   const secrets = await resolveSecrets(config, raw, (message) => loggers.root.warn(message));
-  const ctx = await createContext(config, secrets, { loggers });
+  // The service as the process builds it, on its database, running no jobs and listening nowhere.
+  const service = await composeService(config, secrets, { parts: { loggers }, work: false });
   try {
-    await startContext(ctx, { work: false });
+    await service.start();
     // What the socket would answer: JSON (dates as ISO strings).
-    return { result: JSON.parse(JSON.stringify(await runAdminCommand(ctx, name, args)) ?? 'null') };
+    const result = await runAdminCommand(service.ctx, name, args);
+    return { result: JSON.parse(JSON.stringify(result) ?? 'null') };
   } catch (error) {
     if (error instanceof AppError) return toErrorEnvelope(error);
     throw error;
   } finally {
-    await stopContext(ctx);
+    await service.stop();
   }
 }

@@ -5,11 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { admin, adminIn } from '../../test/admin-cli.js';
 import { TestClient } from '../../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../../test/test-context.js';
-import { createApp } from '../app.js';
+import { composeService } from '../composition-root.js';
 import { loadConfig } from '../config/config.js';
 import { resolveSecrets } from '../config/dev-keys.js';
-import { createContext, startContext, stopContext } from '../context.js';
-import { startAdminSocket } from './admin-socket.js';
 import { adminSocketPath } from './socket-path.js';
 
 describe('operator CLI', () => {
@@ -58,11 +56,12 @@ describe('operator CLI', () => {
 
     // Service up: it holds the PGlite database, so only the socket path can work.
     const { config, secrets: raw } = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'silent', ...env });
-    const ctx = await createContext(config, await resolveSecrets(config, raw, () => {}), {
-      passwordCost: FAST_PASSWORDS,
+    const service = await composeService(config, await resolveSecrets(config, raw, () => {}), {
+      work: false,
+      adminSocket: true,
+      parts: { passwordCost: FAST_PASSWORDS },
     });
-    await startContext(ctx, { work: false });
-    const socket = await startAdminSocket(ctx);
+    await service.start();
     try {
       expect((await stat(adminSocketPath(dir))).mode & 0o777).toBe(0o600);
       await admin(
@@ -96,7 +95,7 @@ describe('operator CLI', () => {
         stderr: expect.stringContaining(`not_found: no Agent ${missing}`),
       });
 
-      const client = new TestClient(createApp(ctx), config.http.publicUrl);
+      const client = new TestClient(service.app, config.http.publicUrl);
       expect(
         (
           await client.post('/api/auth/sign-in', {
@@ -150,8 +149,7 @@ describe('operator CLI', () => {
       const migrate = await admin(env, 'migrate');
       expect(JSON.parse(migrate.stdout)).toEqual({ applied: [] });
     } finally {
-      await socket.close();
-      await stopContext(ctx);
+      await service.stop();
     }
   }, 300_000);
 

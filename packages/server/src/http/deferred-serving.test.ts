@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { deferredServing } from './deferred-serving.js';
 import type { HostRoute } from './http-server.js';
+import { Readiness } from './readiness.js';
 
 const request = (path: string) => new Request(`http://localhost:8080${path}`);
 const incoming = (host: string) => ({ headers: { host } }) as IncomingMessage;
@@ -10,7 +11,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 describe('deferredServing', () => {
   it('answers the health checks before the service exists and holds everything else for it', async () => {
-    const serving = deferredServing((host) => host === 'agent.localhost:8080');
+    const serving = deferredServing(new Readiness(), (host) => host === 'agent.localhost:8080');
     expect(await (await serving.app.fetch(request('/healthz'), {})).json()).toEqual({
       status: 'ok',
     });
@@ -50,7 +51,7 @@ describe('deferredServing', () => {
   });
 
   it('ends the upgrades that wait when the start fails', async () => {
-    const serving = deferredServing(() => true);
+    const serving = deferredServing(new Readiness(), () => true);
     const socket = new PassThrough();
     serving.front.upgrade(incoming('agent.localhost:8080'), socket, Buffer.alloc(0));
     serving.cut();

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HostRoute } from './http-server.js';
+import type { Readiness } from './readiness.js';
 
 type Fetch = (request: Request, env: unknown) => Response | Promise<Response>;
 
@@ -22,15 +23,19 @@ function handOver<T>() {
 
 /**
  * Lets the HTTP server listen before the service behind it exists (its modules loading, the
- * database opening): `/healthz` answers at once (the process is up), `/readyz` answers 503
- * `not_ready`, and every other request waits until `serveApp` hands over the app, which then
- * answers everything (and holds, itself, what must wait for the rest of the start). Agents' hosts
+ * database opening): `/healthz` answers at once (the process is up), `/readyz` answers what
+ * `readiness` reports with nothing open yet (503 `not_ready`), and every other request waits
+ * until `serveApp` hands over the app, which then answers everything (and holds, itself, what
+ * must wait for the rest of the start, reading the same `readiness`). Agents' hosts
  * and WebSocket upgrades wait until `serveFront` hands over the edge, once the service has started:
  * its routes read the migrated database. Which hosts are the edge's is known from the
  * configuration alone (`isEdgeHost`), so a request is never sent to the wrong side while it waits.
  * A start that fails hands nothing over: the server's connections are cut instead.
  */
-export function deferredServing(isEdgeHost: (host: string | undefined) => boolean) {
+export function deferredServing(
+  readiness: Readiness,
+  isEdgeHost: (host: string | undefined) => boolean,
+) {
   const app = handOver<{ fetch: Fetch }>();
   const front = handOver<HostRoute>();
   const waitingSockets = new Set<Duplex>();
@@ -41,8 +46,9 @@ export function deferredServing(isEdgeHost: (host: string | undefined) => boolea
         const { pathname } = new URL(request.url);
         if (pathname === '/healthz') return Response.json({ status: 'ok' });
         if (pathname === '/readyz') {
-          const checks = { database: false, migrations: false, started: false };
-          return Response.json({ status: 'not_ready', checks }, { status: 503 });
+          return readiness
+            .report()
+            .then(({ ready, body }) => Response.json(body, { status: ready ? 200 : 503 }));
         }
         return app.promise.then((served) => served.fetch(request, env));
       },

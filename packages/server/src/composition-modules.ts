@@ -1,0 +1,47 @@
+// What the composition root (composition-root.ts) builds the service from once its HTTP server
+// listens: it imports this one module lazily, so the process answers /healthz while these load.
+// Constructors only; nothing here runs at import.
+export { collectDefaultMetrics } from 'prom-client';
+export { accountsJobs } from './accounts/accounts.jobs.js';
+export { createAccountsService } from './accounts/accounts.service.js';
+export { createApiTokensService } from './accounts/api-tokens.service.js';
+export { createEmailLinksService } from './accounts/email-links.service.js';
+export { createInvitationsService } from './accounts/invitations.service.js';
+export { createMembership } from './accounts/membership.js';
+export { createSessionsService } from './accounts/sessions.service.js';
+export { createObjectStore } from './adapters/object-store/create-object-store.js';
+export { startAdminSocket } from './admin/admin-socket.js';
+export { agentJobs } from './agents/agents.jobs.js';
+export { createAgentsService } from './agents/agents.service.js';
+export { agentBootstrapEnv } from './agents/bootstrap-env.js';
+export { createApp } from './app.js';
+export { createAppConnectionsService } from './app-connections/app-connections.service.js';
+export { createAuthorizationService } from './app-connections/authorization.service.js';
+export { createConnectionTokens } from './app-connections/connection-tokens.js';
+export { createProviderClients } from './app-connections/oauth-client.js';
+export { createAuditService } from './audit/audit.service.js';
+export { createBillingService } from './billing/billing.service.js';
+export { createPaymentProcessor } from './billing/create-payment-processor.js';
+export { invoicesJobs } from './billing/invoices.jobs.js';
+export { paymentJobs, syncSubscriptionLater } from './billing/payment.jobs.js';
+export { createSubscriptionService } from './billing/subscription.service.js';
+export { createAdoptionService } from './bundles/adoption.service.js';
+export { bundlesJobs } from './bundles/bundles.jobs.js';
+export { createCatalogService } from './bundles/catalog.service.js';
+export { createPublishService } from './bundles/publish.service.js';
+export { createSearchService } from './bundles/search.service.js';
+export { startContext, stopContext } from './context.js';
+export { TokenCipher } from './crypto/token-cipher.js';
+export { createDatabase } from './db/database.js';
+export { createEdgeProxy } from './edge/edge-proxy.js';
+export { createEdgeRoutes } from './edge/edge-routes.js';
+export { createGatewayConnector, gatewayProbe } from './edge/gateway-connection.js';
+export { createJobQueue } from './jobs/queue.js';
+export { mailJobs } from './mail/mail.jobs.js';
+export { createMailService } from './mail/mail.service.js';
+export { createMailer } from './mail/mailer.js';
+export { createMetrics } from './metrics/metrics.js';
+export { plainVmJobs } from './plain-vms/plain-vms.jobs.js';
+export { createPlainVmsService } from './plain-vms/plain-vms.service.js';
+export { sshProbe } from './plain-vms/ssh-answers.js';
+export { createVaultService } from './vault/vault.service.js';
