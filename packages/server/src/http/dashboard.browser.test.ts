@@ -109,9 +109,12 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('web-1');
     await page.getByLabel('OS image').selectOption('debian-13');
     await expect.poll(() => page.getByText('You log in as debian.').count()).toBe(1);
-    await page.getByLabel(/ada@laptop/).check();
+    // The only Vault key comes chosen.
+    await expect.poll(() => page.getByLabel(/ada@laptop/).isChecked()).toBe(true);
     await page.getByLabel(/one-time password/).check();
     await page.getByRole('button', { name: 'Create Plain VM' }).click();
+    // Straight to the new VM's page, which shows the one-time password.
+    await page.getByRole('heading', { name: 'web-1' }).waitFor();
     const password = await page.getByTestId('initial-password').innerText();
     expect(password.length).toBeGreaterThanOrEqual(12);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], {
@@ -121,12 +124,13 @@ describe('the dashboard in Chromium', () => {
     await page.getByText('Copied').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(password);
     await screenshot(page, 'dashboard-plain-vm-password');
-    await page.getByRole('link', { name: 'Go to web-1' }).click();
     await status('running').waitFor({ timeout: 20_000 });
     await expect
       .poll(() => page.getByTestId('ssh-command').innerText())
       .toBe('ssh debian@192.0.2.10');
-    // The password was shown once: the detail never has it.
+    // The password was shown once: the page loaded again no longer has it.
+    await page.reload();
+    await page.getByTestId('ssh-command').waitFor();
     expect(await page.content()).not.toContain(password);
     await screenshot(page, 'dashboard-plain-vm-running');
     expect(errors, errors.join('\n')).toEqual([]);
@@ -142,10 +146,10 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('Port (rule 3)').fill('70000');
     await page.getByLabel('Sources (rule 3)').fill('10.0.0.1');
     await page.getByRole('button', { name: 'Save firewall' }).click();
-    const rule3 = page.getByRole('listitem', { name: 'Rule 3' });
+    const rule3 = page.getByRole('rowgroup', { name: 'Rule 3' });
     await rule3.getByText('Ports run from 1 to 65535, and a range from low to high').waitFor();
     expect(
-      await page.getByRole('listitem', { name: 'Rule 2' }).locator('.field-errors').count(),
+      await page.getByRole('rowgroup', { name: 'Rule 2' }).locator('.field-errors').count(),
     ).toBe(0);
     await screenshot(page, 'dashboard-firewall-rejected');
 
@@ -315,9 +319,9 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Research Bot! copy' }).click();
     await status('running').waitFor();
     const destroy = page.getByRole('button', { name: 'Destroy Agent' });
-    await page.getByLabel(/to destroy agent/).fill('Research Bot!');
+    await page.getByLabel('to destroy this Agent').fill('Research Bot!');
     await expect.poll(() => destroy.isDisabled()).toBe(true);
-    await page.getByLabel(/to destroy agent/).fill('Research Bot! copy');
+    await page.getByLabel('to destroy this Agent').fill('Research Bot! copy');
     await destroy.click();
     await page.getByRole('heading', { name: 'Agents' }).waitFor();
     await page.getByText('No Agents in this account yet.').waitFor({ timeout: 20_000 });

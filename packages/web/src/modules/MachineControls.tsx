@@ -1,4 +1,5 @@
 import {
+  type AccountMembership,
   type BillingType,
   canApply,
   type MachineMoveAction,
@@ -7,68 +8,114 @@ import {
   type Region,
   type Size,
 } from '@svc/contract';
-import type { ReactNode } from 'react';
+import { useId } from 'react';
+import { Link } from 'react-router';
+import { accountPath } from './account-context.js';
 import { usePrices } from './prices.js';
+import { type MachineKind, whyNot, whyNotAll } from './unavailable.js';
 
 type LifecycleAction = Exclude<MachineMoveAction, 'destroy'>;
 
+const LIFECYCLE: readonly { action: LifecycleAction; label: string }[] = [
+  { action: 'start', label: 'Start' },
+  { action: 'stop', label: 'Stop' },
+  { action: 'restart', label: 'Restart' },
+];
+
 /**
- * Start, stop and restart of an Agent or a Plain VM, each enabled only in the state it needs.
- * `children` come first (an Agent's Open).
+ * Start, stop and restart of an Agent or a Plain VM (and an Agent's Open, first), each enabled
+ * only in the state it needs; beside them, why those that are disabled are.
  */
 export function LifecycleButtons(props: {
   status: MachineState;
+  kind: MachineKind;
   pending: boolean;
   onAction: (action: LifecycleAction) => void;
-  children?: ReactNode;
+  /** An Agent's Open: a gateway ticket into its editor, in a new tab. */
+  open?: { pending: boolean; onOpen: () => void };
 }) {
-  const button = (action: LifecycleAction, label: string) => (
-    <button
-      type="button"
-      disabled={!canApply(action, props.status) || props.pending}
-      onClick={() => props.onAction(action)}
-    >
-      {label}
-    </button>
+  const reasonId = useId();
+  const reason = whyNotAll(
+    [...(props.open ? [{ action: 'open' as const, label: 'Open' }] : []), ...LIFECYCLE],
+    props.status,
+    props.kind,
   );
+  const describedBy = (possible: boolean) => (!possible && reason ? reasonId : undefined);
   return (
-    <div className="actions">
-      {props.children}
-      {button('start', 'Start')}
-      {button('stop', 'Stop')}
-      {button('restart', 'Restart')}
-    </div>
+    <>
+      <div className="actions">
+        {props.open && (
+          <button
+            type="button"
+            className="primary"
+            disabled={!canApply('open', props.status)}
+            aria-describedby={describedBy(canApply('open', props.status))}
+            onClick={props.open.onOpen}
+          >
+            {props.open.pending ? 'Opening…' : 'Open'}
+          </button>
+        )}
+        {LIFECYCLE.map(({ action, label }) => (
+          <button
+            key={action}
+            type="button"
+            disabled={!canApply(action, props.status) || props.pending}
+            aria-describedby={describedBy(canApply(action, props.status))}
+            onClick={() => props.onAction(action)}
+          >
+            {label}
+          </button>
+        ))}
+      </div>
+      {reason && (
+        <p className="hint" id={reasonId} data-testid="lifecycle-reason">
+          {reason}
+        </p>
+      )}
+    </>
   );
 }
 
 /**
  * The machine's billing type and the switch to the other one, with what each costs for its cell
  * (a legacy Agent's stopped hours have their own rate, and it stays metered: no slot to price).
+ * The switch is disabled, with the reason beside it, where the service would refuse it: a
+ * machine not running or stopped, a legacy Agent, or an account without an active subscription.
  */
 export function BillingSwitch(props: {
+  account: AccountMembership;
+  kind: MachineKind;
+  status: MachineState;
   billingType: BillingType;
   product: Product;
   size: Size;
   region: Region;
   legacy?: boolean;
-  enabled: boolean;
   pending: boolean;
   onSwitch: (to: BillingType) => void;
 }) {
   const other = props.billingType === 'metered' ? 'subscription' : 'metered';
   const prices = usePrices();
   const cell = prices?.cell(props.product, props.size, props.region);
+  const reasonId = useId();
+  const reason = whyNotSwitch(props, other);
   return (
     <>
       <p>
         Billed as <strong>{props.billingType}</strong>.{' '}
         <button
           type="button"
-          disabled={!props.enabled || props.pending}
+          disabled={Boolean(reason) || props.pending}
+          aria-describedby={reason ? reasonId : undefined}
           onClick={() => props.onSwitch(other)}
         >
           Switch to {other}
-        </button>
+        </button>{' '}
+        {reason && (
+          <span className="hint" id={reasonId} data-testid="billing-reason">
+            {reason}
+          </span>
+        )}
       </p>
       {cell && prices && (
         <p className="hint" data-testid="billing-prices">
@@ -79,4 +126,21 @@ export function BillingSwitch(props: {
       )}
     </>
   );
+}
+
+function whyNotSwitch(
+  props: { account: AccountMembership; kind: MachineKind; status: MachineState; legacy?: boolean },
+  to: BillingType,
+) {
+  const state = whyNot('changeBilling', `Switch to ${to}`, props.status, props.kind);
+  if (state || to === 'metered') return state;
+  if (props.legacy) return 'Legacy Agents stay metered.';
+  if (!props.account.subscriptionActive)
+    return (
+      <>
+        Subscription billing needs an active subscription on this account (
+        <Link to={accountPath(props.account.slug, 'billing')}>Billing</Link>).
+      </>
+    );
+  return undefined;
 }

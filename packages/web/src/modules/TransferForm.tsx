@@ -9,6 +9,8 @@ import { canManage } from './account-context.js';
 export function TransferForm(props: {
   accounts: readonly AccountMembership[];
   current: AccountMembership;
+  /** Why the machine cannot move now (its state), said beside the disabled button. */
+  unavailable?: string;
   pending: boolean;
   onTransfer: (targetAccountId: string) => void;
 }) {
@@ -17,6 +19,7 @@ export function TransferForm(props: {
   );
   const [target, setTarget] = useState('');
   const id = useId();
+  const reasonId = useId();
   if (!canManage(props.current))
     return <p className="hint">Only owners and admins of this account can transfer it away.</p>;
   if (targets.length === 0)
@@ -26,7 +29,7 @@ export function TransferForm(props: {
       className="inline-form"
       onSubmit={(event) => {
         event.preventDefault();
-        if (target) props.onTransfer(target);
+        if (target && !props.unavailable) props.onTransfer(target);
       }}
     >
       <label htmlFor={id}>Transfer to</label>
@@ -38,9 +41,18 @@ export function TransferForm(props: {
           </option>
         ))}
       </select>
-      <button type="submit" disabled={!target || props.pending}>
+      <button
+        type="submit"
+        disabled={!target || props.pending || Boolean(props.unavailable)}
+        aria-describedby={props.unavailable ? reasonId : undefined}
+      >
         {props.pending ? 'Transferring…' : 'Transfer'}
       </button>
+      {props.unavailable && (
+        <span className="hint" id={reasonId}>
+          {props.unavailable}
+        </span>
+      )}
     </form>
   );
 }

@@ -6,9 +6,11 @@ import { issuesAt } from '../../api/client.js';
 import { createAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
+import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountLabel, accountPath } from '../../modules/account-context.js';
 import { formatDate } from '../../modules/format.js';
 import { NEW_AGENT, NewAgentFields } from '../../modules/NewAgentFields.js';
+import { useUnverifiedReason } from '../../modules/use-unverified.js';
 import { CredentialFields } from './CredentialFields.js';
 
 /** The adopt form: which version, into which account, the new Agent's machine, its credentials. */
@@ -30,6 +32,7 @@ export function AdoptForm(props: {
   const [fields, setFields] = useState({ ...NEW_AGENT, name: bundle.displayName.slice(0, 30) });
   const [credentials, setCredentials] = useState<Record<string, string>>({});
   const create = useMutation(createAgentMutation(qc));
+  const unverified = useUnverifiedReason();
   const account = accounts.find((a) => a.id === accountId);
 
   if (!account) return <ErrorMessage error="You belong to no account." />;
@@ -120,9 +123,12 @@ export function AdoptForm(props: {
           error={create.error}
         />
         <ErrorMessage error={create.error} />
-        <button type="submit" className="primary" disabled={create.isPending}>
-          {create.isPending ? 'Adopting…' : 'Adopt into a new Agent'}
-        </button>
+        <SubmitButton
+          label="Adopt into a new Agent"
+          busyLabel="Adopting…"
+          pending={create.isPending}
+          unavailable={unverified}
+        />
       </form>
     </>
   );

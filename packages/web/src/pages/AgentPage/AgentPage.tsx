@@ -15,8 +15,10 @@ import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
+import { MachineSize } from '../../modules/MachineSize.js';
 import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
+import { whyNot } from '../../modules/unavailable.js';
 import { useTitle } from '../../modules/use-title.js';
 import { AdoptedFromFact, CredentialsToSet } from './Adoption.js';
 import { CloneAgentForm } from './CloneAgentForm.js';
@@ -115,13 +117,15 @@ function AgentDetail({ agent }: { agent: Agent }) {
           {agent.status === 'provisioning' ? (
             <span className="muted">Not yet: it gets one once it is running.</span>
           ) : (
-            <code>{agent.url}</code>
+            // Its own URL: the Agent's home, or (without access yet) the dashboard's Open.
+            <a href={agent.url} target="_blank" rel="noreferrer">
+              <code>{agent.url}</code>
+            </a>
           )}
         </dd>
         <dt>Size</dt>
         <dd>
-          {agent.size}: {agent.specs.vcpu} vCPU, {agent.specs.ramGb} GB RAM, {agent.specs.diskGb} GB
-          disk
+          <MachineSize size={agent.size} specs={agent.specs} limits={agent.limits} />
         </dd>
         <dt>Region</dt>
         <dd>{agent.region}</dd>
@@ -137,24 +141,24 @@ function AgentDetail({ agent }: { agent: Agent }) {
 
       <LifecycleButtons
         status={agent.status}
+        kind="Agent"
         pending={action.isPending}
         onAction={(name) => action.mutate(name)}
-      >
-        <button type="button" className="primary" disabled={!can('open')} onClick={openAgent}>
-          {open.isPending ? 'Opening…' : 'Open'}
-        </button>
-      </LifecycleButtons>
+        open={{ pending: open.isPending, onOpen: openAgent }}
+      />
       {openRefusedIn && <p role="status">The Agent is {openRefusedIn}: start it, then open it.</p>}
       <ErrorMessage error={action.error ?? open.error} />
 
       <h2>Billing</h2>
       <BillingSwitch
+        account={account}
+        kind="Agent"
+        status={agent.status}
         billingType={agent.billingType}
         product="agent"
         size={agent.size}
         region={agent.region}
         legacy={agent.cohort === 'legacy'}
-        enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}
       />
@@ -172,6 +176,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <TransferForm
         accounts={accounts}
         current={account}
+        unavailable={whyNot('transfer', 'Transfer', agent.status, 'Agent')}
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />

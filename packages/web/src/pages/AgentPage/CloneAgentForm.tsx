@@ -6,9 +6,11 @@ import { issuesAt } from '../../api/client.js';
 import { cloneAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
+import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountPath, canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
 import { SizeField } from '../../modules/RegionSizeFields.js';
+import { useUnverifiedReason } from '../../modules/use-unverified.js';
 
 /**
  * Clones into this account, or (for its owners and admins) any other account of the user; no
@@ -26,6 +28,7 @@ export function CloneAgentForm({ agent }: { agent: Agent }) {
   const [size, setSize] = useState<Size>(agent.size);
   const [billingType, setBillingType] = useState<BillingType>('metered');
   const clone = useMutation(cloneAgentMutation(qc, agent.id));
+  const unverified = useUnverifiedReason();
   const sizes = SIZE_ORDER.slice(SIZE_ORDER.indexOf(agent.size));
   return (
     <form
@@ -78,9 +81,13 @@ export function CloneAgentForm({ agent }: { agent: Agent }) {
         onChange={setBillingType}
       />
       <ErrorMessage error={clone.error} />
-      <button type="submit" disabled={clone.isPending}>
-        {clone.isPending ? 'Cloning…' : 'Clone'}
-      </button>
+      <SubmitButton
+        label="Clone"
+        busyLabel="Cloning…"
+        primary={false}
+        pending={clone.isPending}
+        unavailable={unverified}
+      />
     </form>
   );
 }

@@ -3,9 +3,11 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { createAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { NEW_AGENT, NewAgentFields } from '../../modules/NewAgentFields.js';
 import { useTitle } from '../../modules/use-title.js';
+import { useUnverifiedReason } from '../../modules/use-unverified.js';
 
 export function CreateAgentPage() {
   const { account } = useCurrentAccount();
@@ -14,6 +16,7 @@ export function CreateAgentPage() {
   const [fields, setFields] = useState(NEW_AGENT);
   const create = useMutation(createAgentMutation(qc));
   useTitle('New Agent', account.name);
+  const unverified = useUnverifiedReason();
 
   return (
     <section className="narrow-section">
@@ -35,9 +38,12 @@ export function CreateAgentPage() {
           error={create.error}
         />
         <ErrorMessage error={create.error} />
-        <button type="submit" className="primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create Agent'}
-        </button>
+        <SubmitButton
+          label="Create Agent"
+          busyLabel="Creating…"
+          pending={create.isPending}
+          unavailable={unverified}
+        />
       </form>
     </section>
   );

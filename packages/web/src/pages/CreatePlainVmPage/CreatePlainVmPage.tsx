@@ -1,22 +1,25 @@
 import type { BillingType, OsImageKey, Region, Size } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { useNavigate } from 'react-router';
 import { issuesAt } from '../../api/client.js';
 import { createPlainVmMutation, osImagesQuery } from '../../api/queries/plain-vms.js';
 import { vaultQuery } from '../../api/queries/vault.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { Field } from '../../components/Field.js';
+import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { BillingTypePicker } from '../../modules/BillingTypePicker.js';
+import { keepInitialPassword } from '../../modules/InitialPassword.js';
 import { RegionField, SizeField } from '../../modules/RegionSizeFields.js';
 import { useTitle } from '../../modules/use-title.js';
-import { InitialPassword } from './InitialPassword.js';
+import { useUnverifiedReason } from '../../modules/use-unverified.js';
 import { VaultKeyPicker } from './VaultKeyPicker.js';
 
 export function CreatePlainVmPage() {
   const { account } = useCurrentAccount();
   const qc = useQueryClient();
+  const navigate = useNavigate();
   const keys = useQuery(vaultQuery(account.id));
   const [name, setName] = useState('');
   const [tier, setTier] = useState<Size>('small');
@@ -27,24 +30,14 @@ export function CreatePlainVmPage() {
   const [chosenImage, setOsImageKey] = useState<OsImageKey>();
   const osImageKey = chosenImage ?? offered[0]?.key;
   const [billingType, setBillingType] = useState<BillingType>('metered');
-  const [vaultEntryIds, setVaultEntryIds] = useState<string[]>([]);
+  // The account's only Vault key is chosen until the user says otherwise.
+  const [chosenKeys, setVaultEntryIds] = useState<string[]>();
+  const onlyKey = keys.data?.length === 1 ? keys.data[0]?.id : undefined;
+  const vaultEntryIds = chosenKeys ?? (onlyKey ? [onlyKey] : []);
   const [passwordEnabled, setPasswordEnabled] = useState(false);
   const create = useMutation(createPlainVmMutation(qc));
   useTitle('New Plain VM', account.name);
-
-  if (create.data)
-    return (
-      <section className="narrow-section">
-        <h1>Plain VM {create.data.name} is being created</h1>
-        {create.data.initialPassword && <InitialPassword password={create.data.initialPassword} />}
-        <Link
-          className="button primary"
-          to={accountPath(account.slug, 'plain-vms', create.data.id)}
-        >
-          Go to {create.data.name}
-        </Link>
-      </section>
-    );
+  const unverified = useUnverifiedReason();
 
   const image = offered.find((i) => i.key === osImageKey);
   return (
@@ -55,15 +48,24 @@ export function CreatePlainVmPage() {
         onSubmit={(event) => {
           event.preventDefault();
           if (!osImageKey) return;
-          create.mutate({
-            name,
-            tier,
-            region,
-            osImageKey,
-            billingType,
-            access: { passwordEnabled, vaultEntryIds },
-            accountId: account.id,
-          });
+          create.mutate(
+            {
+              name,
+              tier,
+              region,
+              osImageKey,
+              billingType,
+              access: { passwordEnabled, vaultEntryIds },
+              accountId: account.id,
+            },
+            {
+              // Straight to the new VM's page, as for an Agent; its one-time password shows there.
+              onSuccess: ({ initialPassword, ...vm }) => {
+                if (initialPassword) keepInitialPassword(vm.id, initialPassword);
+                navigate(accountPath(account.slug, 'plain-vms', vm.id));
+              },
+            },
+          );
         }}
       >
         <Field label="Name" hint="Its hostname." errors={issuesAt(create.error, 'name')}>
@@ -132,9 +134,14 @@ export function CreatePlainVmPage() {
           onChange={setBillingType}
         />
         <ErrorMessage error={create.error} />
-        <button type="submit" className="primary" disabled={create.isPending || !osImageKey}>
-          {create.isPending ? 'Creating…' : 'Create Plain VM'}
-        </button>
+        <SubmitButton
+          label="Create Plain VM"
+          busyLabel="Creating…"
+          pending={create.isPending || !images.data}
+          unavailable={
+            unverified ?? (offered.length === 0 && 'There is no OS image to start from yet.')
+          }
+        />
       </form>
     </section>
   );

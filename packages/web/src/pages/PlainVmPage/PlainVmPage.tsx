@@ -13,9 +13,12 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
 import { DestroySection } from '../../modules/DestroySection.js';
+import { InitialPassword, useInitialPassword } from '../../modules/InitialPassword.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
+import { MachineSize } from '../../modules/MachineSize.js';
 import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
+import { whyNot } from '../../modules/unavailable.js';
 import { useTitle } from '../../modules/use-title.js';
 import { FirewallSection } from './FirewallSection.js';
 
@@ -64,6 +67,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
   });
   const can = (action: MachineAction) => canApply(action, vm.status);
   const ssh = sshCommand(vm);
+  const initialPassword = useInitialPassword(vm.id);
 
   return (
     <section>
@@ -72,6 +76,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         <StatusBadge status={vm.status} reason={vm.statusReason} />
       </div>
       <StatusReason status={vm.status} reason={vm.statusReason} />
+      {initialPassword && <InitialPassword password={initialPassword} />}
       {transferNote && (
         <div className="notice" role="status">
           {transferNote}
@@ -88,7 +93,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <dl className="facts">
         <dt>Tier</dt>
         <dd>
-          {vm.tier}: {vm.specs.vcpu} vCPU, {vm.specs.ramGb} GB RAM, {vm.specs.diskGb} GB disk
+          <MachineSize size={vm.tier} specs={vm.specs} limits={vm.limits} />
         </dd>
         <dt>Region</dt>
         <dd>{vm.region}</dd>
@@ -107,6 +112,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
 
       <LifecycleButtons
         status={vm.status}
+        kind="Plain VM"
         pending={action.isPending}
         onAction={(name) => action.mutate(name)}
       />
@@ -116,11 +122,13 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
 
       <h2>Billing</h2>
       <BillingSwitch
+        account={account}
+        kind="Plain VM"
+        status={vm.status}
         billingType={vm.billingType}
         product="plain_vm"
         size={vm.tier}
         region={vm.region}
-        enabled={can('changeBilling')}
         pending={billing.isPending}
         onSwitch={(to) => billing.mutate(to)}
       />
@@ -130,6 +138,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <TransferForm
         accounts={accounts}
         current={account}
+        unavailable={whyNot('transfer', 'Transfer', vm.status, 'Plain VM')}
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />
