@@ -1,4 +1,16 @@
-import type { PlainVm } from '@svc/contract';
+import type { BillingType, PlainVm } from '@svc/contract';
+import {
+  activateSubscription,
+  createAgent,
+  createOrg,
+  createPlainVm,
+  getPlainVm,
+  listSlots,
+  restartPlainVm,
+  setPlainVmBilling,
+  stopPlainVm,
+  transferPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -18,8 +30,9 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
     user = t.newClient();
     personalId = (await signUpUser(user)).account.id;
     const org = async (client: TestClient, slug: string, billed: boolean) => {
-      const id = (await client.post('/api/orgs', { name: slug, slug: `${slug}-${kind}` })).body.id;
-      if (billed) await client.post(`/api/accounts/${id}/subscription`);
+      const id = (await client.call(createOrg, { body: { name: slug, slug: `${slug}-${kind}` } }))
+        .body.id;
+      if (billed) await client.call(activateSubscription, { params: { id } });
       return id as string;
     };
     billedOrg = await org(user, 'vm-billed', true);
@@ -30,39 +43,44 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
   });
   afterAll(() => t?.close());
 
-  const get = async (id: string) => (await user.get(`/api/plain-vms/${id}`)).body as PlainVm;
+  const get = async (id: string) =>
+    (await user.call(getPlainVm, { params: { id } })).body as PlainVm;
   const reach = (id: string, state: string) =>
     waitFor(async () => (await get(id)).status === state, 15_000, state);
   const running = async (overrides: Record<string, unknown> = {}) => {
-    const res = await user.post('/api/plain-vms', {
-      name: 'billed',
-      tier: 'medium',
-      region: 'us',
-      osImageKey: 'alma-10',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-      accountId: billedOrg,
-      ...overrides,
+    const res = await user.call(createPlainVm, {
+      body: {
+        name: 'billed',
+        tier: 'medium',
+        region: 'us',
+        osImageKey: 'alma-10',
+        billingType: 'metered',
+        access: { passwordEnabled: true, vaultEntryIds: [] },
+        accountId: billedOrg,
+        ...overrides,
+      },
     });
     expect(res.status).toBe(201);
     await reach(res.body.id, 'running');
     return res.body as PlainVm;
   };
   const slots = async (accountId = billedOrg) =>
-    (await user.get(`/api/accounts/${accountId}/slots`)).body as {
+    (await user.call(listSlots, { params: { id: accountId } })).body as {
       product: string;
       inUse: boolean;
     }[];
-  const billing = (id: string, billingType: string) =>
-    user.patch(`/api/plain-vms/${id}/billing`, { billingType });
+  const billing = (id: string, billingType: BillingType) =>
+    user.call(setPlainVmBilling, { params: { id }, body: { billingType } });
 
   it('takes a plain_vm slot, frees it on metered, reuses it, and never hands an Agent slot to a VM', async () => {
-    const agent = await user.post('/api/agents', {
-      name: 'agent',
-      size: 'medium',
-      region: 'us',
-      billingType: 'subscription',
-      accountId: billedOrg,
+    const agent = await user.call(createAgent, {
+      body: {
+        name: 'agent',
+        size: 'medium',
+        region: 'us',
+        billingType: 'subscription',
+        accountId: billedOrg,
+      },
     });
     expect(agent.status).toBe(201);
     const vm = await running({ billingType: 'subscription' });
@@ -87,14 +105,16 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
 
   it('refuses subscription without an active subscription (400) and billing changes outside running/stopped (409)', async () => {
     const vm = await running({ accountId: personalId });
-    expect(await billing(vm.id, 'subscription')).toMatchObject({
+    const subscription = { params: { id: vm.id }, body: { billingType: 'subscription' as const } };
+    expect(await user.callError(setPlainVmBilling, subscription)).toMatchObject({
       status: 400,
       body: { error: 'subscription_required' },
     });
     expect((await get(vm.id)).billingType).toBe('metered');
     t.compute.behave('powerOff', { latencyMs: 600 });
-    await user.post(`/api/plain-vms/${vm.id}/stop`);
-    expect(await billing(vm.id, 'metered')).toMatchObject({
+    await user.call(stopPlainVm, { params: { id: vm.id } });
+    const metered = { params: { id: vm.id }, body: { billingType: 'metered' as const } };
+    expect(await user.callError(setPlainVmBilling, metered)).toMatchObject({
       status: 409,
       body: { error: 'invalid_state' },
     });
@@ -105,11 +125,14 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
 
   it('transfers a running VM: 200 with the transferNote, metered, server untouched, usage split, audited on both sides', async () => {
     const vm = await running({ billingType: 'subscription' });
-    const target = (await user.post('/api/orgs', { name: 'Dest', slug: `vm-dest-${kind}` })).body
-      .id;
-    await user.post(`/api/accounts/${target}/subscription`);
+    const target = (await user.call(createOrg, { body: { name: 'Dest', slug: `vm-dest-${kind}` } }))
+      .body.id;
+    await user.call(activateSubscription, { params: { id: target } });
     const callsBefore = t.compute.calls.filter((c) => c.id === vm.id).length;
-    const res = await user.post(`/api/plain-vms/${vm.id}/transfer`, { targetAccountId: target });
+    const res = await user.call(transferPlainVm, {
+      params: { id: vm.id },
+      body: { targetAccountId: target },
+    });
     expect(res).toMatchObject({
       status: 200,
       body: {
@@ -147,7 +170,7 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
   it('refuses transfers by the decided codes, 400 when not running or stopped, and changes nothing', async () => {
     const vm = await running();
     const transfer = (targetAccountId: string) =>
-      user.post(`/api/plain-vms/${vm.id}/transfer`, { targetAccountId });
+      user.send(transferPlainVm, { params: { id: vm.id }, body: { targetAccountId } });
     expect(await transfer(personalId)).toMatchObject({
       status: 400,
       body: { error: 'target_not_organization' },
@@ -162,11 +185,12 @@ describe.each(databaseKinds)('Plain VM billing and transfer on %s', (kind) => {
       body: { error: 'invalid_request' },
     });
     expect((await transfer(crypto.randomUUID())).status).toBe(404);
-    const other = (await user.post('/api/orgs', { name: 'Other', slug: `vm-other-${kind}` })).body
-      .id;
-    await user.post(`/api/accounts/${other}/subscription`);
+    const other = (
+      await user.call(createOrg, { body: { name: 'Other', slug: `vm-other-${kind}` } })
+    ).body.id;
+    await user.call(activateSubscription, { params: { id: other } });
     t.compute.behave('reboot', { latencyMs: 600 });
-    await user.post(`/api/plain-vms/${vm.id}/restart`);
+    await user.call(restartPlainVm, { params: { id: vm.id } });
     expect(await transfer(other)).toMatchObject({
       status: 400,
       body: { error: 'not_transferable' },
