@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Invoice, InvoiceSummary, UpcomingInvoice } from '@svc/contract';
+import {
+  createAgent,
+  createOrg,
+  getAgent,
+  getInvoice,
+  getInvoicePage,
+  getUpcomingInvoice,
+  listInvoices,
+} from '@svc/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -50,7 +59,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     owner = t.newClient();
     await signUpUser(owner);
     orgSlug = `billed-${kind}`;
-    const org = await owner.post('/api/orgs', { name: ORG_NAME, slug: orgSlug });
+    const org = await owner.call(createOrg, { body: { name: ORG_NAME, slug: orgSlug } });
     expect(org.status).toBe(201);
     orgId = org.body.id;
     const join = async (role: 'admin' | 'member') => {
@@ -63,17 +72,20 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     member = await join('member');
     stranger = t.newClient();
     strangerAccountId = (await signUpUser(stranger)).account.id;
-    const created = await owner.post('/api/agents', {
-      name: AGENT_NAME,
-      size: 'medium',
-      region: 'us',
-      billingType: 'metered',
-      accountId: orgId,
+    const created = await owner.call(createAgent, {
+      body: {
+        name: AGENT_NAME,
+        size: 'medium',
+        region: 'us',
+        billingType: 'metered',
+        accountId: orgId,
+      },
     });
     expect(created.status).toBe(201);
     agentId = created.body.id;
     await waitFor(
-      async () => (await owner.get(`/api/agents/${agentId}`)).body.status === 'running',
+      async () =>
+        (await owner.call(getAgent, { params: { id: agentId } })).body.status === 'running',
       15_000,
       'running',
     );
@@ -100,7 +112,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     // A slot held since the second day of the month.
     await insertSlot(db(), { accountId: orgId, from: MARCH + DAY, to: null });
 
-    const res = await owner.get(`/api/accounts/${orgId}/invoices/upcoming`);
+    const res = await owner.call(getUpcomingInvoice, { params: { id: orgId } });
     expect(res.status).toBe(200);
     const upcoming = res.body as UpcomingInvoice;
     expect(upcoming).toMatchObject({
@@ -144,10 +156,10 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     expect(meteredToEnd).toBeGreaterThan(2880);
     expect(upcoming.projectedTotal).toBe(slotToEnd + 2880);
 
-    expect((await admin.get(`/api/accounts/${orgId}/invoices/upcoming`)).status).toBe(200);
-    const refused = await member.get(`/api/accounts/${orgId}/invoices/upcoming`);
+    expect((await admin.call(getUpcomingInvoice, { params: { id: orgId } })).status).toBe(200);
+    const refused = await member.callError(getUpcomingInvoice, { params: { id: orgId } });
     expect([refused.status, refused.body.error]).toEqual([403, 'forbidden']);
-    const hidden = await stranger.get(`/api/accounts/${orgId}/invoices/upcoming`);
+    const hidden = await stranger.callError(getUpcomingInvoice, { params: { id: orgId } });
     expect([hidden.status, hidden.body.error]).toEqual([404, 'not_found']);
   });
 
@@ -201,7 +213,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
   });
 
   it('lists, shows and prints the invoices to owners and admins; another account’s is 404', async () => {
-    const list = await owner.get(`/api/accounts/${orgId}/invoices`);
+    const list = await owner.call(listInvoices, { params: { id: orgId } });
     expect(list.status).toBe(200);
     const summaries = list.body as InvoiceSummary[];
     expect(summaries.map((s) => s.periodStart)).toEqual([
@@ -212,28 +224,39 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     expect(march).toMatchObject({ status: 'open', currency: 'EUR', paidAt: null });
     expect(Date.parse(march.dueAt) - Date.parse(march.issuedAt)).toBe(14 * DAY);
 
-    const shown = await admin.get(`/api/accounts/${orgId}/invoices/${march.number}`);
+    const shown = await admin.call(getInvoice, { params: { id: orgId, number: march.number } });
     expect(shown.status).toBe(200);
     const invoice = shown.body as Invoice;
     expect(invoice.lines.map((line) => line.kind)).toEqual(['slot', 'metered', 'metered', 'cap']);
     expect(invoice.total).toBe(invoice.lines.reduce((sum, line) => sum + line.amount, 0));
     expect(invoice.total).toBe(march.total);
 
-    const strangers = (await stranger.get(`/api/accounts/${strangerAccountId}/invoices`))
+    const strangers = (await stranger.call(listInvoices, { params: { id: strangerAccountId } }))
       .body as InvoiceSummary[];
     const theirs = strangers[0]?.number as number;
-    expect((await owner.get(`/api/accounts/${orgId}/invoices/${theirs}`)).status).toBe(404);
-    expect((await owner.get(`/api/accounts/${orgId}/invoices/${theirs}/print`)).status).toBe(404);
-    expect((await owner.get(`/api/accounts/${orgId}/invoices/999`)).status).toBe(404);
     expect(
-      (await stranger.get(`/api/accounts/${strangerAccountId}/invoices/${march.number}`)).status,
+      (await owner.callError(getInvoice, { params: { id: orgId, number: theirs } })).status,
     ).toBe(404);
+    expect(
+      (await owner.callError(getInvoicePage, { params: { id: orgId, number: theirs } })).status,
+    ).toBe(404);
+    expect(
+      (await owner.callError(getInvoice, { params: { id: orgId, number: '999' } })).status,
+    ).toBe(404);
+    expect(
+      (
+        await stranger.callError(getInvoice, {
+          params: { id: strangerAccountId, number: march.number },
+        })
+      ).status,
+    ).toBe(404);
+    // Raw paths: one check over the three invoice routes of the account, by path.
     for (const path of ['', `/${march.number}`, `/${march.number}/print`]) {
       expect((await member.get(`/api/accounts/${orgId}/invoices${path}`)).status).toBe(403);
       expect((await stranger.get(`/api/accounts/${orgId}/invoices${path}`)).status).toBe(404);
     }
 
-    const page = await owner.get(`/api/accounts/${orgId}/invoices/${march.number}/print`);
+    const page = await owner.send(getInvoicePage, { params: { id: orgId, number: march.number } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -255,7 +278,7 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
       .set({ subscriptionStatus: 'active' })
       .where('id', 'in', [orgId, strangerAccountId])
       .execute();
-    const [february, march] = (await owner.get(`/api/accounts/${orgId}/invoices`)).body
+    const [february, march] = (await owner.call(listInvoices, { params: { id: orgId } })).body
       .map((s: InvoiceSummary) => s)
       .reverse() as InvoiceSummary[];
     const due = Date.parse((march as InvoiceSummary).dueAt);
