@@ -1,4 +1,16 @@
 import type { Agent, MachineState } from '@svc/contract';
+import {
+  activateSubscription,
+  cloneAgent,
+  createAgent,
+  createOrg,
+  deleteAgent,
+  getAgent,
+  listSlots,
+  restartAgent,
+  stopAgent,
+  transferAgent,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -19,9 +31,9 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
     personalId = (await signUpUser(user)).account.id;
     const org = async (as: TestClient, billed: boolean) => {
       n += 1;
-      const id = (await as.post('/api/orgs', { name: `Org ${n}`, slug: `ct-${kind}-${n}` })).body
-        .id as string;
-      if (billed) await as.post(`/api/accounts/${id}/subscription`);
+      const id = (await as.call(createOrg, { body: { name: `Org ${n}`, slug: `ct-${kind}-${n}` } }))
+        .body.id as string;
+      if (billed) await as.call(activateSubscription, { params: { id } });
       return id;
     };
     billedOrg = await org(user, true);
@@ -32,32 +44,37 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
   });
   afterAll(() => t?.close());
 
-  const get = async (id: string) => (await user.get(`/api/agents/${id}`)).body as Agent;
+  const get = async (id: string) => (await user.call(getAgent, { params: { id } })).body as Agent;
   const reach = (id: string, state: MachineState) =>
     waitFor(async () => (await get(id)).status === state, 15_000, state);
   const running = async (body: Record<string, unknown> = {}) => {
-    const res = await user.post('/api/agents', {
-      name: 'source',
-      size: 'medium',
-      region: 'us',
-      billingType: 'metered',
-      ...body,
+    const res = await user.call(createAgent, {
+      body: {
+        name: 'source',
+        size: 'medium',
+        region: 'us',
+        billingType: 'metered',
+        ...body,
+      },
     });
     expect(res.status).toBe(201);
     await reach(res.body.id, 'running');
     return res.body as Agent;
   };
+  const cloneInput = (id: string, body: Record<string, unknown>) => ({
+    params: { id },
+    body: { name: 'copy', size: 'medium' as const, billingType: 'metered' as const, ...body },
+  });
+  /** A clone expected to be accepted (201), its body typed. */
+  const cloned = (id: string, body: Record<string, unknown> = {}) =>
+    user.call(cloneAgent, cloneInput(id, body));
+  /** A clone whose answer the test checks itself. */
   const clone = (id: string, body: Record<string, unknown> = {}) =>
-    user.post(`/api/agents/${id}/clone`, {
-      name: 'copy',
-      size: 'medium',
-      billingType: 'metered',
-      ...body,
-    });
+    user.send(cloneAgent, cloneInput(id, body));
 
   it('clones a running or stopped Agent: 201 provisioning, same region and provider, disk copied', async () => {
     const source = await running();
-    const res = await clone(source.id, { size: 'large' });
+    const res = await cloned(source.id, { size: 'large' });
     expect(res).toMatchObject({
       status: 201,
       body: {
@@ -71,9 +88,9 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
     await reach(res.body.id, 'running');
     expect(t.compute.servers.get(res.body.id)?.sourceServerId).toBe(source.id);
 
-    await user.post(`/api/agents/${source.id}/stop`);
+    await user.call(stopAgent, { params: { id: source.id } });
     await reach(source.id, 'stopped');
-    const fromStopped = await clone(source.id);
+    const fromStopped = await cloned(source.id);
     expect(fromStopped.status).toBe(201);
     await reach(fromStopped.body.id, 'running');
   });
@@ -94,11 +111,13 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
 
     t.compute.behave('createServer', { latencyMs: 1_000 });
     const provisioning = (
-      await user.post('/api/agents', {
-        name: 'p',
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
+      await user.call(createAgent, {
+        body: {
+          name: 'p',
+          size: 'small',
+          region: 'eu',
+          billingType: 'metered',
+        },
       })
     ).body;
     expect(await clone(provisioning.id, { size: 'small' })).toMatchObject({
@@ -114,13 +133,13 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
     t.compute.behave('createServer', { hang: true });
     let copy: Agent;
     try {
-      const res = await clone(source.id);
+      const res = await cloned(source.id);
       expect(res.status).toBe(201);
       copy = res.body;
       for (const [action, attempt] of [
-        ['destroy', () => user.delete(`/api/agents/${source.id}`)],
-        ['stop', () => user.post(`/api/agents/${source.id}/stop`)],
-        ['restart', () => user.post(`/api/agents/${source.id}/restart`)],
+        ['destroy', () => user.send(deleteAgent, { params: { id: source.id } })],
+        ['stop', () => user.send(stopAgent, { params: { id: source.id } })],
+        ['restart', () => user.send(restartAgent, { params: { id: source.id } })],
         ['clone', () => clone(source.id)],
       ] as const) {
         // The answer says why, not only that it was refused.
@@ -138,7 +157,7 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
       t.compute.release();
     }
     await reach(copy.id, 'running');
-    expect((await user.post(`/api/agents/${source.id}/stop`)).status).toBe(200);
+    expect((await user.call(stopAgent, { params: { id: source.id } })).status).toBe(200);
     await reach(source.id, 'stopped');
   });
 
@@ -154,16 +173,22 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
 
   it('transfers to an organization with active billing: 200, metered, usage split, audited on both sides', async () => {
     const agent = await running({ accountId: billedOrg, billingType: 'subscription' });
-    const res = await user.post(`/api/agents/${agent.id}/transfer`, {
-      targetAccountId: unbilledOrg,
+    const res = await user.callError(transferAgent, {
+      params: { id: agent.id },
+      body: {
+        targetAccountId: unbilledOrg,
+      },
     });
     expect(res).toMatchObject({ status: 400, body: { error: 'target_billing_inactive' } });
     const otherBilled = (
-      await user.post('/api/orgs', { name: 'Second', slug: `ct-${kind}-second` })
+      await user.call(createOrg, { body: { name: 'Second', slug: `ct-${kind}-second` } })
     ).body.id;
-    await user.post(`/api/accounts/${otherBilled}/subscription`);
-    const moved = await user.post(`/api/agents/${agent.id}/transfer`, {
-      targetAccountId: otherBilled,
+    await user.call(activateSubscription, { params: { id: otherBilled } });
+    const moved = await user.call(transferAgent, {
+      params: { id: agent.id },
+      body: {
+        targetAccountId: otherBilled,
+      },
     });
     expect(moved).toMatchObject({
       status: 200,
@@ -176,7 +201,7 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
     expect(logged).toEqual([
       expect.objectContaining({ level: 30, accountId: otherBilled, driver: agent.provider }),
     ]);
-    const slots = (await user.get(`/api/accounts/${billedOrg}/slots`)).body;
+    const slots = (await user.call(listSlots, { params: { id: billedOrg } })).body;
     expect(slots).toEqual([expect.objectContaining({ inUse: false })]);
     const periods = await t.ctx.database.db
       .selectFrom('usagePeriods')
@@ -201,7 +226,7 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
   it('refuses transfers by the decided codes and changes nothing', async () => {
     const agent = await running({ accountId: billedOrg });
     const transfer = (targetAccountId: string) =>
-      user.post(`/api/agents/${agent.id}/transfer`, { targetAccountId });
+      user.send(transferAgent, { params: { id: agent.id }, body: { targetAccountId } });
     expect(await transfer(personalId)).toMatchObject({
       status: 400,
       body: { error: 'target_not_organization' },
@@ -217,13 +242,19 @@ describe.each(databaseKinds)('clone and transfer on %s', (kind) => {
     });
     expect((await transfer(crypto.randomUUID())).status).toBe(404);
     expect(
-      (await user.post(`/api/agents/${agent.id}/transfer`, { targetAccountId: 'x' })).status,
+      (
+        await user.callError(transferAgent, {
+          params: { id: agent.id },
+          body: { targetAccountId: 'x' },
+        })
+      ).status,
     ).toBe(400);
     t.compute.behave('powerOff', { latencyMs: 800 });
-    await user.post(`/api/agents/${agent.id}/stop`);
-    const second = (await user.post('/api/orgs', { name: 'Third', slug: `ct-${kind}-third` })).body
-      .id;
-    await user.post(`/api/accounts/${second}/subscription`);
+    await user.call(stopAgent, { params: { id: agent.id } });
+    const second = (
+      await user.call(createOrg, { body: { name: 'Third', slug: `ct-${kind}-third` } })
+    ).body.id;
+    await user.call(activateSubscription, { params: { id: second } });
     expect(await transfer(second)).toMatchObject({ status: 409, body: { error: 'invalid_state' } });
     t.compute.behave('powerOff', {});
     await reach(agent.id, 'stopped');
