@@ -117,17 +117,21 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     }
   });
 
-  it('logs health checks at debug and other requests at info', async () => {
+  it('logs health checks and successful reads (polling) at debug, changes and refusals at info', async () => {
     t.logs.lines.length = 0;
     await t.client.get('/healthz');
     await t.client.get('/readyz');
     await t.client.get('/api/openapi.json');
+    await t.client.get('/api/agents/00000000-0000-4000-8000-000000000000');
+    await t.client.post('/api/auth/sign-out');
     const levelOf = (path: string) =>
       t.logs.entries().find((e) => e.path === path && e.msg === 'request')?.level;
     // pino's levels: debug 20, info 30.
     expect(levelOf('/healthz')).toBe(20);
     expect(levelOf('/readyz')).toBe(20);
-    expect(levelOf('/api/openapi.json')).toBe(30);
+    expect(levelOf('/api/openapi.json')).toBe(20);
+    expect(levelOf('/api/agents/00000000-0000-4000-8000-000000000000')).toBe(30);
+    expect(levelOf('/api/auth/sign-out')).toBe(30);
   });
 
   it('answers a server fault with 500 internal_error, no detail, and the request id logged', async () => {
