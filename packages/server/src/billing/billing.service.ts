@@ -18,6 +18,7 @@ import { closePeriods, type PeriodCloseDeps } from './period-close.js';
 import { removeSlot } from './slots.js';
 import { listSlots } from './slots.repo.js';
 import { lockSubscriptionStatus } from './subscription.repo.js';
+import { logSubscriptionMove } from './subscription-log.js';
 import { usageByResource } from './usage.js';
 
 const toSummary = ({ providerInvoiceId: _, ...row }: invoices.InvoiceRow): InvoiceSummary => ({
@@ -130,7 +131,7 @@ export function createBillingService({
      * BILLING_PROVIDER=none the account's subscription stands where its invoices put it now.
      */
     async markInvoicePaid(number: number): Promise<InvoiceSummary> {
-      return database.transaction(async (tx) => {
+      const { summary, moved } = await database.transaction(async (tx) => {
         const paid = await invoices.markInvoicePaid(tx, number, clock.now());
         if (!paid) {
           const found = await invoices.findInvoice(tx, number);
@@ -149,15 +150,20 @@ export function createBillingService({
           },
           clock.now(),
         );
+        // The standing it puts the subscription in, logged once this commits.
+        let move = null;
         if (processor.subscriptionsFollowInvoices) {
           const account = await lockSubscriptionStatus(tx, paid.accountId);
           if (account) {
             const overdue = await invoices.oldestOverdueDueAt(tx, paid.accountId, clock.now());
-            await applyStanding(tx, dunningDeps, account, overdue);
+            const to = await applyStanding(tx, dunningDeps, account, overdue);
+            if (to) move = { accountId: account.id, from: account.subscriptionStatus, to };
           }
         }
-        return toSummary(paid);
+        return { summary: toSummary(paid), moved: move };
       });
+      if (moved) logSubscriptionMove(log, { ...moved, cause: 'invoices' });
+      return summary;
     },
 
     /** Closes every finished month not yet invoiced (job and operator). */

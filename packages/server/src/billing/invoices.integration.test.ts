@@ -354,6 +354,15 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
       ['stranger', 'account.subscription', 'inactive'],
     ]);
     expect(events.every((e) => e.actorUserId === null)).toBe(true);
+    // And the log says each move once, by the dunning job or the operator's payment alike.
+    const logged = t.logs
+      .entries()
+      .filter((entry) => entry.cause === 'invoices' && entry.accountId === orgId)
+      .map((entry) => [entry.level, entry.from, entry.to]);
+    expect(logged).toEqual([
+      [30, 'active', 'past_due'],
+      [30, 'past_due', 'active'],
+    ]);
   });
 
   it('with BILLING_PROVIDER=stripe the dunning job leaves subscriptions to the processor', async () => {
