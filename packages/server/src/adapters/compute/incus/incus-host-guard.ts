@@ -8,21 +8,23 @@ import { blockedDestinations } from './incus-egress.js';
  *
  * Incus enforces machines' ACLs in its table `inet incus` and rewrites the bridge's chains there
  * whenever the bridge's ACL list changes (a machine made or deleted anywhere on the bridge): it
- * deletes them, then adds them back in several `nft` runs. Between those runs the host's input
- * and forward hooks have no ACL at all, and a machine reaches every port of the host (seen: the
- * tenant-escape suite's closed host port answered while other tests made machines). A drop in
- * any base chain is final whatever another table's chains say, so this table's chains, on the
- * same hooks and ahead of Incus's, hold the line while Incus rewrites its own: from the bridge,
- * the host answers only replies, DHCP, the bridge's DNS and the services' ports; and nothing the
- * machines send through the host goes to `BLOCKED_EGRESS` (but the bridge and what
- * `INCUS_EGRESS_ALLOW` opens). The machines' ACLs stay the finer filter; this is the floor.
+ * deletes them, then adds them back in several `nft` runs. Between those runs the input and
+ * forward hooks have no ACL at all: a machine reaches every port of the host and of its
+ * neighbours (seen: the tenant-escape suite's closed host port answered while other tests made
+ * machines). A drop in any base chain is final whatever another table's chains say, so this
+ * table's chains, on the same hooks and ahead of Incus's, hold the line while Incus rewrites its
+ * own: from the bridge, the host answers only replies, DHCP, the bridge's DNS and the services'
+ * ports (`in.<bridge>`); nothing the machines send through the host goes to `BLOCKED_EGRESS` but
+ * the bridge and what `INCUS_EGRESS_ALLOW` opens (`fwd.<bridge>`); and a new connection reaches
+ * a machine only as some ACL on the bridge lets it in (`to.<bridge>`, `ingressRuleset`).
  *
- * One table per host, a chain pair and a set per bridge. Every service on a bridge adds its own
- * address and port to the bridge's set with a lifetime (`SERVICE_ENTRY_S`) that its start and
- * each reconciler pass renew, so services sharing a bridge keep each other's entries and a gone
- * service's port closes by itself; the chains are the last writer's (services sharing a bridge
- * share `INCUS_EGRESS_ALLOW`). Each install is one `nft` transaction: the kernel applies all of
- * it or none, so the chains are never seen half-written.
+ * One table per host; per bridge, those three chains and a set. Every service on a bridge adds
+ * its own address and port to the bridge's set with a lifetime (`SERVICE_ENTRY_S`) that its
+ * start and each reconciler pass renew, so services sharing a bridge keep each other's entries
+ * and a gone service's port closes by itself; `in` and `fwd` are the last writer's (services
+ * sharing a bridge share `INCUS_EGRESS_ALLOW`), `to` is written from every ACL on the bridge.
+ * Each write is one `nft` transaction: the kernel applies all of it or none, so a chain is never
+ * seen half-written.
  */
 export const GUARD_TABLE = 'svc_guard';
 
