@@ -25,14 +25,16 @@ export async function agentClient(t: TestContext, owner: TestClient, accountId?:
 export function agentClientOf(t: TestContext, agentId: string, tokenGen = 1) {
   const token = issueAgentToken(t.ctx.secrets.hmacKey, agentId, tokenGen);
   const headers = { authorization: `Bearer ${token}` };
-  const agent = t.newClient();
-  const as = { headers, origin: null };
+  const agent = t.newClient().withDefaults({ headers, origin: null });
   return {
     agentId,
     token,
-    get: (path: string) => agent.get(path, as),
-    post: (path: string, body?: unknown) => agent.post(path, body, as),
-    delete: (path: string) => agent.delete(path, as),
+    get: (path: string) => agent.get(path),
+    post: (path: string, body?: unknown) => agent.post(path, body),
+    delete: (path: string) => agent.delete(path),
+    call: agent.call,
+    callError: agent.callError,
+    send: agent.send,
   };
 }
 export type AgentClient = ReturnType<typeof agentClientOf>;

@@ -41,12 +41,20 @@ const nextAddress = () => {
  */
 export class TestClient {
   readonly cookies = new Map<string, string>();
+  /** Options every request of this client carries (a call's own take precedence). */
+  #defaults: RequestOptions = {};
 
   constructor(
     readonly app: Fetchable,
     readonly origin: string,
     readonly address: string = nextAddress(),
   ) {}
+
+  /** This client, its requests carrying `options` from now on (an Agent's token, say). */
+  withDefaults(options: RequestOptions): this {
+    this.#defaults = options;
+    return this;
+  }
 
   /**
    * Calls `endpoint` from its descriptor (path template filled, query and body written as the
@@ -120,8 +128,10 @@ export class TestClient {
     this.request('PATCH', path, { ...options, body });
   delete = (path: string, options?: RequestOptions) => this.request('DELETE', path, options);
 
-  async request(method: string, path: string, options: RequestOptions = {}): Promise<RawResponse> {
-    const headers = new Headers(options.headers);
+  async request(method: string, path: string, own: RequestOptions = {}): Promise<RawResponse> {
+    const options = { ...this.#defaults, ...own };
+    const headers = new Headers(this.#defaults.headers);
+    for (const [name, value] of new Headers(own.headers)) headers.set(name, value);
     if (this.cookies.size > 0 && !headers.has('cookie')) {
       headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     }
