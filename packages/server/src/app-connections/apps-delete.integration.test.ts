@@ -1,3 +1,9 @@
+import {
+  createOrg,
+  deleteAppConnection,
+  getConnectionToken,
+  listAppConnections,
+} from '@svc/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -41,24 +47,40 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
     const agent = await agentOf(t, user.client, user.accountId);
     // An Agent may not delete.
     expect(
-      (await t.newClient().delete(`/api/apps/${row.id}`, { headers: agent.headers })).status,
+      (
+        await t
+          .newClient()
+          .callError(deleteAppConnection, { params: { id: row.id } }, { headers: agent.headers })
+      ).status,
     ).toBe(401);
     const revocations = standIns.suite.counts.revocation;
-    expect((await user.client.delete(`/api/apps/${row.id}`)).status).toBe(204);
+    expect((await user.client.call(deleteAppConnection, { params: { id: row.id } })).status).toBe(
+      204,
+    );
     expect(standIns.suite.counts.revocation).toBe(revocations + 1);
     expect(await standIns.suite.provider.RefreshToken.find(refresh)).toBeUndefined();
-    expect(await user.client.get(`/api/apps/${row.id}/token`)).toMatchObject({
+    expect(
+      await user.client.callError(getConnectionToken, { params: { id: row.id } }),
+    ).toMatchObject({
       status: 410,
       body: { error: 'connection_error' },
     });
     expect(
-      (await t.newClient().get(`/api/apps/${row.id}/token`, { headers: agent.headers })).status,
+      (
+        await t
+          .newClient()
+          .callError(getConnectionToken, { params: { id: row.id } }, { headers: agent.headers })
+      ).status,
     ).toBe(410);
-    expect((await user.client.delete(`/api/apps/${row.id}`)).status).toBe(404);
-    expect((await user.client.get('/api/apps')).body).toEqual([]);
+    expect(
+      (await user.client.callError(deleteAppConnection, { params: { id: row.id } })).status,
+    ).toBe(404);
+    expect((await user.client.call(listAppConnections)).body).toEqual([]);
     // Someone else learns nothing about the id.
     const stranger = await connectedUser(t, 'music', 'stranger');
-    expect((await stranger.client.get(`/api/apps/${row.id}/token`)).status).toBe(404);
+    expect(
+      (await stranger.client.callError(getConnectionToken, { params: { id: row.id } })).status,
+    ).toBe(404);
   });
 
   it("code: DELETE /applications/{client_id}/token; the token stops working at the provider's API", async () => {
@@ -73,7 +95,9 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
       fetch(`${standIns.code.issuer}/user`, { headers: { authorization: `Bearer ${access}` } });
     expect((await me()).status).toBe(200);
     const revocations = standIns.code.counts.revocation;
-    expect((await user.client.delete(`/api/apps/${row.id}`)).status).toBe(204);
+    expect((await user.client.call(deleteAppConnection, { params: { id: row.id } })).status).toBe(
+      204,
+    );
     expect(standIns.code.counts.revocation).toBe(revocations + 1);
     expect((await me()).status).toBe(401);
   });
@@ -83,7 +107,9 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
     const user = await connectedUser(t, 'music', 'dj2');
     await remember(user.connectionId);
     const calls = { ...standIns.music.counts };
-    expect((await user.client.delete(`/api/apps/${user.connectionId}`)).status).toBe(204);
+    expect(
+      (await user.client.call(deleteAppConnection, { params: { id: user.connectionId } })).status,
+    ).toBe(204);
     expect(standIns.music.counts).toEqual(calls);
   });
 
@@ -97,10 +123,15 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
         for (const [name, value] of user.client.cookies) client.cookies.set(name, value);
         standIns[provider].faults = faults;
         const started = performance.now();
-        expect((await client.delete(`/api/apps/${user.connectionId}`)).status).toBe(204);
+        expect(
+          (await client.call(deleteAppConnection, { params: { id: user.connectionId } })).status,
+        ).toBe(204);
         expect(performance.now() - started).toBeLessThan(3_000);
         standIns[provider].faults = {};
-        expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(410);
+        expect(
+          (await user.client.callError(getConnectionToken, { params: { id: user.connectionId } }))
+            .status,
+        ).toBe(410);
       }
     }
     expect(t.logs.text()).toContain('revocation failed; the connection is deleted anyway');
@@ -109,17 +140,21 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
   it('a grant shared by two connections (same provider account) is not revoked with one', async () => {
     const { t, standIns } = apps;
     const user = await connectedUser(t, 'suite', 'shared');
-    const org = await user.client.post('/api/orgs', { name: 'Org', slug: `org-${Date.now()}` });
+    const org = await user.client.call(createOrg, {
+      body: { name: 'Org', slug: `org-${Date.now()}` },
+    });
     await connectApp(user.client, 'suite', { login: 'shared', accountId: org.body.id });
-    const both = (await user.client.get('/api/apps')).body;
+    const both = (await user.client.call(listAppConnections)).body;
     expect(both).toHaveLength(2);
     for (const c of both) await remember(c.id);
     const revocations = standIns.suite.counts.revocation;
-    expect((await user.client.delete(`/api/apps/${user.connectionId}`)).status).toBe(204);
+    expect(
+      (await user.client.call(deleteAppConnection, { params: { id: user.connectionId } })).status,
+    ).toBe(204);
     expect(standIns.suite.counts.revocation).toBe(revocations);
     // HMAC lists only the Agent's account.
     const agent = await agentOf(t, user.client, org.body.id);
-    const listed = await t.newClient().get('/api/apps', { headers: agent.headers });
+    const listed = await t.newClient().call(listAppConnections, {}, { headers: agent.headers });
     expect(listed.body.map((c: { accountId: string }) => c.accountId)).toEqual([org.body.id]);
   });
 
@@ -142,7 +177,9 @@ describe.each(databaseKinds)('deleting connections, and tokens at rest, on %s', 
     expect(result.connections).toBeGreaterThan(0);
     const rows = await t.ctx.database.db.selectFrom('appConnections').selectAll().execute();
     for (const row of rows) expect(row.accessToken.split('.')[1]).toBe('k2');
-    expect((await rotated.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(200);
+    expect(
+      (await rotated.client.call(getConnectionToken, { params: { id: user.connectionId } })).status,
+    ).toBe(200);
     // Idempotent: nothing left to do.
     expect(await runAdminCommand(rotated.ctx, 'reencrypt-tokens', {})).toMatchObject({
       resealed: 0,
