@@ -1,4 +1,10 @@
 import { createHash } from 'node:crypto';
+import {
+  authorizeApp,
+  getConnectionToken,
+  listAppConnections,
+  listAppProviders,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppsTest,
@@ -72,7 +78,7 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
       expect(callback.status).toBe(200);
       expect(callback.headers.get('content-type')).toMatch(/^text\/html/);
 
-      const list = await user.client.get('/api/apps');
+      const list = await user.client.call(listAppConnections);
       expect(list.status).toBe(200);
       expect(list.body).toHaveLength(1);
       const connection = list.body[0];
@@ -82,40 +88,52 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
         status: 'active',
         providerAccountName: expected.name,
       });
-      expect([...connection.scopes].sort()).toEqual(expected.granted);
+      expect([...(connection?.scopes ?? [])].sort()).toEqual(expected.granted);
 
       const agent = await agentOf(t, user.client, user.accountId);
       const bearer = t.newClient();
-      const first = await bearer.get(`/api/apps/${connection.id}/token`, {
-        headers: agent.headers,
-      });
+      const first = await bearer.call(
+        getConnectionToken,
+        { params: { id: connection?.id ?? '' } },
+        {
+          headers: agent.headers,
+        },
+      );
       expect(first.status).toBe(200);
       expect(first.headers.get('cache-control')).toBe('no-store');
       expect(first.body).toMatchObject({
         provider,
         providerAccountName: expected.name,
-        providerSubject: connection.providerSubject,
+        providerSubject: connection?.providerSubject,
       });
       expect(first.body.accessToken.length).toBeGreaterThan(10);
       // Only the token endpoint ever shows a token.
       const listed = JSON.stringify(
-        (await bearer.get('/api/apps', { headers: agent.headers })).body,
+        (await bearer.call(listAppConnections, {}, { headers: agent.headers })).body,
       );
-      expect(listed).toContain(connection.id);
+      expect(listed).toContain(connection?.id);
       expect(listed).not.toContain(first.body.accessToken);
 
       // Cached while more than five minutes remain: the stand-in is not called.
       const calls = standIns[provider].counts.token;
-      const again = await bearer.get(`/api/apps/${connection.id}/token`, {
-        headers: agent.headers,
-      });
+      const again = await bearer.call(
+        getConnectionToken,
+        { params: { id: connection?.id ?? '' } },
+        {
+          headers: agent.headers,
+        },
+      );
       expect(again.body.accessToken).toBe(first.body.accessToken);
       expect(standIns[provider].counts.token).toBe(calls);
 
       t.clock.advance(56 * 60_000); // under five minutes left of the hour
-      const later = await bearer.get(`/api/apps/${connection.id}/token`, {
-        headers: agent.headers,
-      });
+      const later = await bearer.call(
+        getConnectionToken,
+        { params: { id: connection?.id ?? '' } },
+        {
+          headers: agent.headers,
+        },
+      );
       expect(later.status).toBe(200);
       if (provider === 'code') {
         // Never refreshed; expiresAt is a year after this request.
@@ -131,26 +149,55 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
         );
       }
       // The session of a member works too; nobody else's does.
-      expect((await user.client.get(`/api/apps/${connection.id}/token`)).status).toBe(200);
+      expect(
+        (await user.client.call(getConnectionToken, { params: { id: connection?.id ?? '' } }))
+          .status,
+      ).toBe(200);
       const stranger = await newUser(t);
-      expect((await stranger.client.get(`/api/apps/${connection.id}/token`)).status).toBe(404);
-      expect((await stranger.client.get('/api/apps')).body).toEqual([]);
-      expect((await stranger.client.get(`/api/apps?accountId=${user.accountId}`)).status).toBe(404);
+      expect(
+        (
+          await stranger.client.callError(getConnectionToken, {
+            params: { id: connection?.id ?? '' },
+          })
+        ).status,
+      ).toBe(404);
+      expect((await stranger.client.call(listAppConnections)).body).toEqual([]);
+      expect(
+        (
+          await stranger.client.callError(listAppConnections, {
+            query: { accountId: user.accountId },
+          })
+        ).status,
+      ).toBe(404);
       const strangerAgent = await agentOf(t, stranger.client, stranger.accountId);
       const foreign = t.newClient();
       const asStranger = { headers: strangerAgent.headers };
-      expect((await foreign.get(`/api/apps/${connection.id}/token`, asStranger)).status).toBe(404);
-      expect((await foreign.get(`/api/apps?accountId=${user.accountId}`, asStranger)).status).toBe(
-        404,
-      );
-      expect((await foreign.get('/api/apps', asStranger)).body).toEqual([]);
+      expect(
+        (
+          await foreign.callError(
+            getConnectionToken,
+            { params: { id: connection?.id ?? '' } },
+            asStranger,
+          )
+        ).status,
+      ).toBe(404);
+      expect(
+        (
+          await foreign.callError(
+            listAppConnections,
+            { query: { accountId: user.accountId } },
+            asStranger,
+          )
+        ).status,
+      ).toBe(404);
+      expect((await foreign.call(listAppConnections, {}, asStranger)).body).toEqual([]);
     },
   );
 
   it('the challenge is the S256 hash of the verifier the state stored', async () => {
     const { t } = apps;
     const user = await newUser(t);
-    const res = await user.client.get('/api/apps/authorize?provider=suite');
+    const res = await user.client.call(authorizeApp, { query: { provider: 'suite' } });
     const url = new URL(res.headers.get('location') as string);
     const state = url.searchParams.get('state') as string;
     const row = await t.ctx.database.db
@@ -173,8 +220,8 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
     const user = await newUser(t);
     const agent = await agentOf(t, user.client, user.accountId);
     for (const res of [
-      await user.client.get('/api/apps/providers'),
-      await t.newClient().get('/api/apps/providers', { headers: agent.headers }),
+      await user.client.call(listAppProviders),
+      await t.newClient().call(listAppProviders, {}, { headers: agent.headers }),
     ]) {
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toBe('private, max-age=300');
@@ -193,7 +240,7 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
           checkCmd: expect.any(String),
         },
       });
-      expect(Object.keys(res.body[0].scopeLabels)).toContain('drive.file');
+      expect(Object.keys(res.body[0]?.scopeLabels ?? {})).toContain('drive.file');
       // This service has all three configured (see apps-security for one that has not).
       expect(res.body.map((p: { configured: boolean }) => p.configured)).toEqual([
         true,
@@ -203,6 +250,6 @@ describe.each(databaseKinds)('app connections end to end on %s', (kind) => {
       // No OAuth URL or secret in the public projection.
       expect(JSON.stringify(res.body)).not.toMatch(/https?:\/\/|secret/i);
     }
-    expect((await t.newClient().get('/api/apps/providers')).status).toBe(401);
+    expect((await t.newClient().callError(listAppProviders)).status).toBe(401);
   });
 });
