@@ -1,4 +1,18 @@
 import type { BundleDetail } from '@svc/contract';
+import {
+  bundlePage,
+  cancelStaging,
+  completePublish,
+  createOrg,
+  createStaging,
+  deleteBundle,
+  deleteBundleVersion,
+  getBundle,
+  getGlampStatus,
+  listAccountBundles,
+  openapi,
+  publishBundle,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentClient,
@@ -86,7 +100,9 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     );
     expect((await complete(agent, first.bundleId, second.stagingId)).body.version).toBe(2);
 
-    const detail = await owner.get(`/api/glamps/${slug}/first-bundle`);
+    const detail = await owner.call(getBundle, {
+      params: { accountSlug: slug, name: 'first-bundle' },
+    });
     expect(detail.body).toMatchObject({ displayName: 'Second', latestVersion: 2 });
     expect(detail.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
 
@@ -126,15 +142,19 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     ]) {
       expect((await t.newClient().get(path)).status, path).toBe(404);
     }
-    const api404 = await t.newClient().get('/api/nothing');
+    const api404 = await t
+      .newClient()
+      .callError(bundlePage, { params: { accountSlug: 'api', name: 'nothing' } });
     expect(api404).toMatchObject({ status: 404, body: { error: 'not_found' } });
     // The dashboard's paths belong to the dashboard, never to a bundle page.
     const dashboard = await t.newClient().get('/dashboard/agents');
     expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
     expect(String(dashboard.body)).toMatch(/dashboard/i);
     expect((await t.newClient().get('/healthz')).status).toBe(200);
-    expect((await t.newClient().get('/api/openapi.json')).status).toBe(200);
-    expect((await owner.get(`/api/glamps/${slug}/nope`)).status).toBe(404);
+    expect((await t.newClient().call(openapi)).status).toBe(200);
+    expect(
+      (await owner.callError(getBundle, { params: { accountSlug: slug, name: 'nope' } })).status,
+    ).toBe(404);
   });
 
   it('gives 400 and no version for a wrong hash or a missing object', async () => {
@@ -230,18 +250,24 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
 
   it('refuses a publish declaring a file over the size limit, or files over the total, with 400', async () => {
     const report = reportOf({ 'small.txt': Buffer.from('small') });
-    const staged = await agent.post('/api/glamps/stagings', {
-      manifest: manifestOf('too-big'),
-      report,
+    const staged = await agent.call(createStaging, {
+      body: {
+        manifest: manifestOf('too-big'),
+        report,
+      },
     });
     expect(staged.status).toBe(201);
-    const declare = (files: { path: string; size: number; sha256: string }[]) =>
-      agent.post('/api/glamps/new/publish', {
+    const declared = (files: { path: string; size: number; sha256: string }[]) => ({
+      params: { slug: 'new' },
+      body: {
         stagingId: staged.body.id,
         manifest: manifestOf('too-big'),
         files,
         tarball: report.tarball,
-      });
+      },
+    });
+    const declare = (files: { path: string; size: number; sha256: string }[]) =>
+      agent.callError(publishBundle, declared(files));
     const { maxFileBytes, maxTotalBytes } = t.ctx.config.bundles;
     // One 50 GB "file", as one Agent declared it.
     const huge = await declare([{ path: 'huge.bin', size: 50e9, sha256: sha256('huge') }]);
@@ -249,7 +275,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       status: 400,
       body: { error: 'invalid_request', issues: [{ path: ['body', 'files', 0, 'size'] }] },
     });
-    expect(huge.body.issues[0].message).toContain(String(maxFileBytes));
+    expect(huge.body.issues?.[0]?.message).toContain(String(maxFileBytes));
     const count = Math.floor(maxTotalBytes / maxFileBytes) + 1;
     const many = await declare(
       Array.from({ length: count }, (_, i) => ({
@@ -262,15 +288,20 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       status: 400,
       body: { error: 'invalid_request', issues: [{ path: ['body', 'files'] }] },
     });
-    expect(many.body.issues[0].message).toContain(String(maxTotalBytes));
+    expect(many.body.issues?.[0]?.message).toContain(String(maxTotalBytes));
     // The staging report is held to the same limits.
-    const stagedHuge = await agent.post('/api/glamps/stagings', {
-      manifest: manifestOf('too-big'),
-      report: { ...report, files: [{ path: 'huge.bin', size: 50e9, sha256: sha256('huge') }] },
+    const stagedHuge = await agent.callError(createStaging, {
+      body: {
+        manifest: manifestOf('too-big'),
+        report: { ...report, files: [{ path: 'huge.bin', size: 50e9, sha256: sha256('huge') }] },
+      },
     });
-    expect(stagedHuge.body.issues[0].path).toEqual(['body', 'report', 'files', 0, 'size']);
+    expect(stagedHuge.body.issues?.[0]?.path).toEqual(['body', 'report', 'files', 0, 'size']);
     // Right at the limit is allowed.
-    const atLimit = await declare([{ path: 'max.bin', size: maxFileBytes, sha256: sha256('m') }]);
+    const atLimit = await agent.call(
+      publishBundle,
+      declared([{ path: 'max.bin', size: maxFileBytes, sha256: sha256('m') }]),
+    );
     expect(atLimit.status).toBe(200);
   });
 
@@ -300,12 +331,12 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: { 'c.txt': Buffer.from('c') },
       tarball: Buffer.from('t-c'),
     });
-    expect((await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).status).toBe(204);
+    expect((await agent.call(cancelStaging, { params: { id: run.stagingId } })).status).toBe(204);
     expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
       status: 409,
       body: { error: 'invalid_state', detail: 'cannot complete a staging that is cancelled' },
     });
-    expect(await agent.delete(`/api/glamps/stagings/${run.stagingId}`)).toMatchObject({
+    expect(await agent.callError(cancelStaging, { params: { id: run.stagingId } })).toMatchObject({
       status: 409,
       body: { error: 'invalid_state', detail: 'cannot cancel a staging that is cancelled' },
     });
@@ -316,9 +347,11 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     await signUpUser(stranger);
     const foreign = await agentClient(t, stranger);
     const report = reportOf({ 'f.txt': Buffer.from('f') }, Buffer.from('t-f'));
-    const staged = await foreign.post('/api/glamps/stagings', {
-      manifest: manifestOf('cancelled'),
-      report,
+    const staged = await foreign.call(createStaging, {
+      body: {
+        manifest: manifestOf('cancelled'),
+        report,
+      },
     });
     const body = {
       stagingId: staged.body.id,
@@ -326,15 +359,21 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: report.files,
       tarball: report.tarball,
     };
-    expect((await foreign.post(`/api/glamps/${run.bundleId}/publish`, body)).status).toBe(404);
+    expect(
+      (await foreign.callError(publishBundle, { params: { slug: run.bundleId }, body })).status,
+    ).toBe(404);
     expect(
       (
-        await foreign.post(`/api/glamps/${run.bundleId}/publish/complete`, {
-          stagingId: run.stagingId,
+        await foreign.callError(completePublish, {
+          params: { slug: run.bundleId },
+          body: {
+            stagingId: run.stagingId,
+          },
         })
       ).status,
     ).toBe(404);
 
+    // A raw path: the manifest carries a field the contract's types do not have.
     const bad = await agent.post('/api/glamps/stagings', {
       manifest: {
         name: 'Not Kebab',
@@ -348,7 +387,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       report,
     });
     expect(bad.status).toBe(400);
-    const paths = bad.body.issues.map((i: { path: unknown[] }) => i.path.slice(1).join('.'));
+    const paths = bad.body.issues?.map((i: { path: unknown[] }) => i.path.slice(1).join('.'));
     expect(paths).toEqual(
       expect.arrayContaining([
         'manifest.name',
@@ -358,28 +397,37 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
         'manifest',
       ]),
     );
-    const long = await agent.post('/api/glamps/stagings', {
-      manifest: manifestOf('a'.repeat(51)),
-      report,
+    const long = await agent.callError(createStaging, {
+      body: {
+        manifest: manifestOf('a'.repeat(51)),
+        report,
+      },
     });
-    expect(long.body.issues[0]).toMatchObject({
+    expect(long.body.issues?.[0]).toMatchObject({
       path: ['body', 'manifest', 'name'],
       message: 'Use at most 50 characters',
     });
-    const tooBig = await agent.post('/api/glamps/new/publish', {
-      ...body,
-      stagingId: staged.body.id,
-      tarball: { size: 500_000_001, sha256: sha256('x') },
+    const tooBig = await agent.callError(publishBundle, {
+      params: { slug: 'new' },
+      body: {
+        ...body,
+        stagingId: staged.body.id,
+        tarball: { size: 500_000_001, sha256: sha256('x') },
+      },
     });
-    expect(tooBig.body.issues[0].message).toMatch(/500 MB/);
+    expect(tooBig.body.issues?.[0]?.message).toMatch(/500 MB/);
     expect(
-      (await agent.post('/api/glamps/stagings', { manifest: manifestOf('x'), report })).status,
+      (await agent.call(createStaging, { body: { manifest: manifestOf('x'), report } })).status,
     ).toBe(201);
     expect(
       (
         await t
           .newClient()
-          .post('/api/glamps/stagings', { manifest: manifestOf('x'), report }, { origin: null })
+          .callError(
+            createStaging,
+            { body: { manifest: manifestOf('x'), report } },
+            { origin: null },
+          )
       ).status,
     ).toBe(401);
   });
@@ -424,7 +472,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
 
     const member = t.newClient();
     const memberUser = await signUpUser(member);
-    const org = (await owner.post('/api/orgs', { name: 'Pub', slug: `pub-${kind}` })).body;
+    const org = (await owner.call(createOrg, { body: { name: 'Pub', slug: `pub-${kind}` } })).body;
     await joinOrganization(t, {
       owner,
       orgId: org.id,
@@ -432,17 +480,34 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       email: memberUser.user.email,
       role: 'member',
     });
-    expect((await member.delete(`/api/glamps/${slug}/doomed/versions/1`)).status).toBe(404);
-    expect((await agent.delete(`/api/glamps/${slug}/doomed`)).status).toBe(401);
+    expect(
+      (
+        await member.callError(deleteBundleVersion, {
+          params: { accountSlug: slug, name: 'doomed', version: '1' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await agent.callError(deleteBundle, { params: { accountSlug: slug, name: 'doomed' } }))
+        .status,
+    ).toBe(401);
 
-    expect((await owner.delete(`/api/glamps/${slug}/doomed/versions/1`)).status).toBe(204);
+    expect(
+      (
+        await owner.call(deleteBundleVersion, {
+          params: { accountSlug: slug, name: 'doomed', version: '1' },
+        })
+      ).status,
+    ).toBe(204);
     const store = t.ctx.bundles.store;
     expect(await store.stat(sha256(only1))).toBeUndefined();
     expect(await store.stat(sha256(shared))).toBeDefined();
     expect((await t.newClient().get(`/${slug}/doomed/versions/1`)).status).toBe(404);
     expect((await t.newClient().get(`/${slug}/doomed/versions/2`)).status).toBe(200);
 
-    expect((await owner.delete(`/api/glamps/${slug}/doomed`)).status).toBe(204);
+    expect(
+      (await owner.call(deleteBundle, { params: { accountSlug: slug, name: 'doomed' } })).status,
+    ).toBe(204);
     expect(await store.stat(sha256(shared))).toBeUndefined();
     expect((await t.newClient().get(`/${slug}/doomed`)).status).toBe(404);
     // The deleted bundle's id is gone for its Agent too.
@@ -452,24 +517,30 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     }).catch((e: Error) => e);
     expect(again).not.toBeInstanceOf(Error);
     const report = reportOf({ 'n.txt': Buffer.from('n') }, Buffer.from('d'));
-    const staged = await agent.post('/api/glamps/stagings', {
-      manifest: manifestOf('doomed'),
-      report,
+    const staged = await agent.call(createStaging, {
+      body: {
+        manifest: manifestOf('doomed'),
+        report,
+      },
     });
     expect(
       (
-        await agent.post(`/api/glamps/${a.bundleId}/publish`, {
-          stagingId: staged.body.id,
-          manifest: manifestOf('doomed'),
-          files: report.files,
-          tarball: report.tarball,
+        await agent.callError(publishBundle, {
+          params: { slug: a.bundleId },
+          body: {
+            stagingId: staged.body.id,
+            manifest: manifestOf('doomed'),
+            files: report.files,
+            tarball: report.tarball,
+          },
         })
       ).status,
     ).toBe(404);
   });
 
   it('lets an organization admin delete, and refuses a plain member with 403', async () => {
-    const org = (await owner.post('/api/orgs', { name: 'Team', slug: `team-${kind}` })).body;
+    const org = (await owner.call(createOrg, { body: { name: 'Team', slug: `team-${kind}` } }))
+      .body;
     const orgAgent = await agentClient(t, owner, org.id);
     const run = await stageAndPublish(t, orgAgent, {
       manifest: manifestOf('team-bundle'),
@@ -483,8 +554,17 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const orgId = org.id;
     await joinOrganization(t, { owner, orgId, member, email: m.user.email, role: 'member' });
     await joinOrganization(t, { owner, orgId, member: admin, email: ad.user.email, role: 'admin' });
-    expect((await member.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(403);
-    expect((await admin.delete(`/api/glamps/${org.slug}/team-bundle`)).status).toBe(204);
+    expect(
+      (
+        await member.callError(deleteBundle, {
+          params: { accountSlug: org.slug, name: 'team-bundle' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await admin.call(deleteBundle, { params: { accountSlug: org.slug, name: 'team-bundle' } }))
+        .status,
+    ).toBe(204);
   });
 
   it('sweeps abandoned uploads: expired tickets and the objects only they brought', async () => {
@@ -518,25 +598,31 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
   });
 
   it('shows the open staging and the published bundles in status', async () => {
-    const status = await agent.get('/api/glamps/status');
+    const status = await agent.call(getGlampStatus);
     expect(status.status).toBe(200);
     expect(status.body.bundles.map((b: { name: string }) => b.name)).toContain('first-bundle');
   });
 
   it("lists the account's published bundles with their versions, for members only", async () => {
-    const res = await owner.get(`/api/accounts/${accountId}/bundles`);
+    const res = await owner.call(listAccountBundles, { params: { id: accountId } });
     expect(res.status).toBe(200);
     const listed = res.body as BundleDetail[];
     expect(listed.map((b) => b.name)).toContain('first-bundle');
     // Each is what the public API says of it, versions newest first.
     for (const bundle of listed) {
-      expect((await owner.get(`/api/glamps/${slug}/${bundle.name}`)).body).toEqual(bundle);
+      expect(
+        (await owner.call(getBundle, { params: { accountSlug: slug, name: bundle.name } })).body,
+      ).toEqual(bundle);
       const numbers = bundle.versions.map((v) => v.version);
       expect(numbers).toEqual([...numbers].sort((a, b) => b - a));
     }
     const stranger = t.newClient();
     const own = await signUpUser(stranger);
-    expect((await stranger.get(`/api/accounts/${accountId}/bundles`)).status).toBe(404);
-    expect((await stranger.get(`/api/accounts/${own.account.id}/bundles`)).body).toEqual([]);
+    expect(
+      (await stranger.callError(listAccountBundles, { params: { id: accountId } })).status,
+    ).toBe(404);
+    expect(
+      (await stranger.call(listAccountBundles, { params: { id: own.account.id } })).body,
+    ).toEqual([]);
   });
 });
