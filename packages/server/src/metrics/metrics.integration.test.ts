@@ -1,3 +1,4 @@
+import { createAgent, createOrg, getAgent, signIn } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricValue } from '../../test/metric-value.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -22,12 +23,14 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
 
   it('answers loopback (IPv4 and IPv6) in Prometheus text with every metric, jobs and machines counted', async () => {
     const { account } = await signUpUser(t.client);
-    const created = await t.client.post('/api/agents', {
-      name: 'counted',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      accountId: account.id,
+    const created = await t.client.call(createAgent, {
+      body: {
+        name: 'counted',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+        accountId: account.id,
+      },
     });
     expect(created.status).toBe(201);
     for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) {
@@ -43,7 +46,7 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
   });
 
   it('is no account: the slug is reserved, so no public page is shadowed', async () => {
-    const res = await t.client.post('/api/orgs', { name: 'Metrics', slug: 'metrics' });
+    const res = await t.client.callError(createOrg, { body: { name: 'Metrics', slug: 'metrics' } });
     expect(res).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
   });
 
@@ -67,7 +70,7 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     const route = { method: 'GET', route: '/api/agents/:id', status: '401' };
     const registry = t.ctx.metrics.registry;
     const before = await metricValue(registry, 'svc_http_request_duration_seconds', route);
-    expect((await t.newClient().get(`/api/agents/${id}`)).status).toBe(401);
+    expect((await t.newClient().callError(getAgent, { params: { id } })).status).toBe(401);
     expect(await metricValue(registry, 'svc_http_request_duration_seconds', route)).toBe(
       before + 1,
     );
@@ -86,13 +89,13 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     const before = await failures();
     const res = await t
       .newClient()
-      .post('/api/auth/sign-in', { email: user.email, password: 'not the password' });
+      .callError(signIn, { body: { email: user.email, password: 'not the password' } });
     expect(res.status).toBe(401);
     expect(await failures()).toBe(before + 1);
     // A good sign-in is no failure.
     const ok = await t
       .newClient()
-      .post('/api/auth/sign-in', { email: user.email, password: 'correct horse battery' });
+      .call(signIn, { body: { email: user.email, password: 'correct horse battery' } });
     expect(ok.status).toBe(200);
     expect(await failures()).toBe(before + 1);
   });
