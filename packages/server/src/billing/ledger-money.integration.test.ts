@@ -1,4 +1,16 @@
 import type { Agent, MachineState } from '@svc/contract';
+import {
+  activateSubscription,
+  createAgent,
+  createOrg,
+  deleteAgent,
+  getAgent,
+  restartAgent,
+  setAgentBilling,
+  startAgent,
+  stopAgent,
+  transferAgent,
+} from '@svc/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
@@ -52,28 +64,30 @@ describe.each(databaseKinds)('the ledger and the money on %s', (kind) => {
     user = t.newClient();
     await signUpUser(user);
     const org = async (slug: string) => {
-      const id = (await user.post('/api/orgs', { name: slug, slug: `${slug}-${kind}` })).body
-        .id as string;
-      await user.post(`/api/accounts/${id}/subscription`);
+      const id = (await user.call(createOrg, { body: { name: slug, slug: `${slug}-${kind}` } }))
+        .body.id as string;
+      await user.call(activateSubscription, { params: { id } });
       return id;
     };
     orgs = [await org('ledger-a'), await org('ledger-b')];
   });
   afterAll(() => t?.close());
 
-  const get = async (id: string) => (await user.get(`/api/agents/${id}`)).body as Agent;
+  const get = async (id: string) => (await user.call(getAgent, { params: { id } })).body as Agent;
   const reach = (id: string, state: MachineState) =>
     waitFor(async () => (await get(id)).status === state, 15_000, state);
 
   it('charges every second once, to the right account, at the right rate', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 7 }), async (steps) => {
-        const created = await user.post('/api/agents', {
-          name: 'ledger',
-          size: 'small',
-          region: 'eu',
-          billingType: 'metered',
-          accountId: orgs[0],
+        const created = await user.call(createAgent, {
+          body: {
+            name: 'ledger',
+            size: 'small',
+            region: 'eu',
+            billingType: 'metered',
+            accountId: orgs[0],
+          },
         });
         expect(created.status).toBe(201);
         const id = created.body.id as string;
@@ -92,23 +106,29 @@ describe.each(databaseKinds)('the ledger and the money on %s', (kind) => {
         for (const { afterMs, action } of steps) {
           t.clock.advance(afterMs);
           if (action === 'stop' && state === 'running') {
-            expect((await user.post(`/api/agents/${id}/stop`)).status).toBe(200);
+            expect((await user.call(stopAgent, { params: { id } })).status).toBe(200);
             await reach(id, 'stopped');
             state = 'stopped';
           } else if (action === 'start' && state === 'stopped') {
-            expect((await user.post(`/api/agents/${id}/start`)).status).toBe(200);
+            expect((await user.call(startAgent, { params: { id } })).status).toBe(200);
             await reach(id, 'running');
             state = 'running';
           } else if (action === 'restart' && state === 'running') {
-            expect((await user.post(`/api/agents/${id}/restart`)).status).toBe(200);
+            expect((await user.call(restartAgent, { params: { id } })).status).toBe(200);
             await reach(id, 'running');
           } else if (action === 'metered' || action === 'subscription') {
-            const res = await user.patch(`/api/agents/${id}/billing`, { billingType: action });
+            const res = await user.call(setAgentBilling, {
+              params: { id },
+              body: { billingType: action },
+            });
             expect(res.status).toBe(200);
             billing = action;
           } else if (action === 'transfer') {
             const target = account === orgs[0] ? orgs[1] : orgs[0];
-            const res = await user.post(`/api/agents/${id}/transfer`, { targetAccountId: target });
+            const res = await user.call(transferAgent, {
+              params: { id },
+              body: { targetAccountId: target },
+            });
             expect(res.status).toBe(200);
             account = target;
             billing = 'metered';
@@ -148,7 +168,7 @@ describe.each(databaseKinds)('the ledger and the money on %s', (kind) => {
           want.set(key, (want.get(key) ?? 0) + seconds);
         }
         expect(Object.fromEntries(billed)).toEqual(Object.fromEntries(want));
-        await user.delete(`/api/agents/${id}`);
+        await user.call(deleteAgent, { params: { id } });
       }),
       { numRuns: 4 },
     );
