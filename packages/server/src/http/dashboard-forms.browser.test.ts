@@ -117,6 +117,35 @@ describe('the dashboard in Chromium: forms', () => {
         expect(otherErrors(), errors.join('\n')).toEqual([]);
       }, 60_000);
 
+      it('disables saving the firewall of a VM without a server yet, saying why', async () => {
+        server.t.compute.behave('createServer', { hang: true });
+        try {
+          const created = await owner.post('/api/plain-vms', {
+            name: 'not-yet',
+            tier: 'small',
+            region: 'eu',
+            osImageKey: 'debian-12',
+            billingType: 'metered',
+            access: { passwordEnabled: true, vaultEntryIds: [] },
+          });
+          await account(`plain-vms/${created.body.id}`);
+          await page.locator('.page-head [data-status="provisioning"]').waitFor();
+          const save = page.getByRole('button', { name: 'Save firewall' });
+          await expect.poll(() => save.isDisabled()).toBe(true);
+          await expect
+            .poll(() => page.getByTestId('firewall-reason').innerText())
+            .toBe('The firewall can be saved while the Plain VM has a server; it is provisioning.');
+          await fitsTheScreen();
+          await noViolations('the firewall of a provisioning VM');
+        } finally {
+          server.t.compute.behave('createServer', {});
+          server.t.compute.release();
+        }
+        await page.locator('.page-head [data-status="running"]').waitFor({ timeout: 20_000 });
+        await expect.poll(() => page.getByTestId('firewall-reason').count()).toBe(0);
+        expect(otherErrors(), errors.join('\n')).toEqual([]);
+      }, 60_000);
+
       it('asks for the name to destroy "this Plain VM"', async () => {
         await account(`plain-vms/${vmId}`);
         const label = page.locator('.typed-confirm label');

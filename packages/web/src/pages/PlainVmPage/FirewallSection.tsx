@@ -1,6 +1,6 @@
-import type { FirewallRule } from '@svc/contract';
+import { type FirewallRule, HAS_SERVER, type MachineState } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { issuesAt } from '../../api/client.js';
 import { firewallKey, firewallMutation, firewallQuery } from '../../api/queries/plain-vms.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
@@ -16,13 +16,21 @@ const toDraft = (rule: FirewallRule): RuleDraft => ({
   description: rule.description,
 });
 
-export function FirewallSection({ vmId }: { vmId: string }) {
+/** Why the rules cannot be saved now: the VM has no server to hold them (the service says 409). */
+const whyNotSave = (status: MachineState) =>
+  HAS_SERVER[status]
+    ? undefined
+    : `The firewall can be saved while the Plain VM has a server; it is ${status}.`;
+
+export function FirewallSection({ vmId, status }: { vmId: string; status: MachineState }) {
   const firewall = useQuery(firewallQuery(vmId));
   return (
     <>
       <h2>Firewall</h2>
       <QueryView query={firewall} what="the firewall">
-        {(data) => <FirewallEditor vmId={vmId} rules={data.rules} />}
+        {(data) => (
+          <FirewallEditor vmId={vmId} rules={data.rules} unavailable={whyNotSave(status)} />
+        )}
       </QueryView>
     </>
   );
@@ -32,8 +40,9 @@ export function FirewallSection({ vmId }: { vmId: string }) {
  * Edits the whole inbound rule set; the server's messages appear under the rule they concern.
  * "Firewall saved." stays only until the rules are edited again: then they are unsaved.
  */
-function FirewallEditor(props: { vmId: string; rules: FirewallRule[] }) {
+function FirewallEditor(props: { vmId: string; rules: FirewallRule[]; unavailable?: string }) {
   const qc = useQueryClient();
+  const reasonId = useId();
   const [drafts, setDraftsNow] = useState(() => props.rules.map(toDraft));
   const [edited, setEdited] = useState(false);
   const setDrafts = (next: RuleDraft[]) => {
@@ -112,10 +121,20 @@ function FirewallEditor(props: { vmId: string; rules: FirewallRule[] }) {
         >
           Add rule
         </button>
-        <button type="submit" className="primary" disabled={save.isPending}>
+        <button
+          type="submit"
+          className="primary"
+          disabled={save.isPending || Boolean(props.unavailable)}
+          aria-describedby={props.unavailable ? reasonId : undefined}
+        >
           {save.isPending ? 'Saving…' : 'Save firewall'}
         </button>
       </div>
+      {props.unavailable && (
+        <p className="hint" id={reasonId} data-testid="firewall-reason">
+          {props.unavailable}
+        </p>
+      )}
     </form>
   );
 }

@@ -118,7 +118,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       />
       <ErrorMessage error={action.error} />
 
-      <FirewallSection vmId={vm.id} />
+      <FirewallSection vmId={vm.id} status={vm.status} />
 
       <h2>Billing</h2>
       <BillingSwitch
