@@ -77,7 +77,7 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
     { path: `/dashboard/accounts/${orgSlug}/members`, ready: 'table' },
     { path: `/dashboard/accounts/${orgSlug}/audit`, ready: 'table' },
     { path: '/dashboard/new-organization', ready: 'form' },
-    { path: '/dashboard/settings', ready: 'table' },
+    { path: '/dashboard/settings', ready: 'ul[aria-label="Sessions"]' },
     { path: `/dashboard/adopt/${slug}/a-0-compiler`, ready: 'form' },
     { path: '/dashboard/invitation?token=not-a-real-one' },
     { path: '/dashboard/no-such-page' },

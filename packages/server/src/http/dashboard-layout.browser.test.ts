@@ -1,6 +1,6 @@
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { violationLines } from '../../test/axe.js';
 import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
 import { runningMachines } from '../../test/dashboard-fixture.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
@@ -11,19 +11,6 @@ const PASSWORD = 'correct horse battery';
 const WIDTHS = [1280, 390] as const;
 /** The browser signs in as Firefox on Linux, so Settings has a known session to name. */
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
-
-/** axe-core's rules over the whole document, violations only, one line each. */
-async function violationsOf(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply.
-  await page.evaluate(axe.source);
-  return page.evaluate(async () => {
-    const inPage = globalThis as unknown as { axe: typeof axe };
-    const result = await inPage.axe.run({ resultTypes: ['violations'] });
-    return result.violations.map(
-      (v) => `${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    );
-  });
-}
 
 /**
  * What is wrong with the frame on the page, one sentence each (none when it is right). A string
@@ -161,7 +148,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
         await page.waitForLoadState('networkidle');
         for (const problem of (await page.evaluate(FRAME_PROBLEMS)) as string[])
           found.push(`${path}: ${problem}`);
-        for (const violation of await violationsOf(page)) found.push(`${path}: ${violation}`);
+        for (const violation of await violationLines(page)) found.push(`${path}: ${violation}`);
         const name = path
           .replace(slug, 'personal')
           .replace(agentId, 'agent')
@@ -243,6 +230,8 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
       const empty = page.locator('.empty');
       await empty.waitFor();
       await screenshot(page, `layout-empty-${section}`);
+      // Once on the page: the heading row leaves it to the empty list.
+      expect(await page.getByRole('link', { name: button }).count()).toBe(1);
       await empty.getByRole('link', { name: button }).click();
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
     }
