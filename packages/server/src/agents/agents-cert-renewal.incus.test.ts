@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import type { Server } from 'node:http';
-import { connect } from 'node:tls';
+import { connect, type DetailedPeerCertificate } from 'node:tls';
+import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import type { Agent } from '@svc/contract';
 import { gatewayServerName } from '@svc/contract/gateway-tls';
@@ -10,7 +13,7 @@ import { signUpUser, type TestContext } from '../../test/test-context.js';
 import { waitFor } from '../../test/wait.js';
 import { GATEWAY_CERT_EXPIRES_KEY, pushGatewayTls } from '../adapters/compute/incus/incus-agent.js';
 import { IncusClient } from '../adapters/compute/incus/incus-client.js';
-import { requireName } from '../adapters/compute/incus/incus-instance.js';
+import { type Instance, requireName } from '../adapters/compute/incus/incus-instance.js';
 import type { GatewayCa } from '../crypto/gateway-ca.js';
 import { type EdgeTarget, gatewayTarget } from '../edge/edge-routes.js';
 import { createGatewayConnector, gatewayAnswers } from '../edge/gateway-connection.js';
@@ -20,6 +23,7 @@ import { createGatewayConnector, gatewayAnswers } from '../edge/gateway-connecti
 // edge, handshaking afresh, still reaches it (`npm run test:incus`).
 
 const DAY_MS = 86_400_000;
+const run = promisify(execFile);
 
 describe('Agent gateway certificates on Incus', { timeout: 240_000 }, () => {
   let project: Awaited<ReturnType<typeof createIncusProject>>;
@@ -62,9 +66,72 @@ describe('Agent gateway certificates on Incus', { timeout: 240_000 }, () => {
         resolve(Date.parse(socket.getPeerCertificate().valid_to));
         socket.end();
       });
-      socket.once('error', (err) =>
-        reject(new Error(`handshake with ${target.host}: ${err.message}`, { cause: err })),
+      socket.once('error', (err) => {
+        void holdersOf(target).then((holders) =>
+          reject(
+            new Error(`handshake with ${target.host}: ${err.message} (${holders})`, { cause: err }),
+          ),
+        );
+      });
+    });
+
+  /**
+   * Who had the address when a handshake failed: every instance (of any project) pinned to it,
+   * where this Agent's instance is now, the host's neighbour entry, and the chain a handshake
+   * without verification sees right after, with this service's CA's fingerprint. Seen so far
+   * (SELF_SIGNED_CERT_IN_CHAIN once, ECONNRESET once, in three runs alone): only this Agent
+   * pinned there, running, and right after its own certificate from this service's CA.
+   */
+  const holdersOf = async (target: EdgeTarget): Promise<string> => {
+    try {
+      const instances = await incus.call<(Instance & { project?: string })[]>(
+        'GET',
+        '/1.0/instances',
+        {
+          query: { recursion: '1', 'all-projects': 'true' },
+        },
       );
+      const pinned = instances
+        .filter((each) => each.devices?.eth0?.['ipv4.address'] === target.host)
+        .map((each) => `${each.project}/${each.name} ${each.status}`);
+      const own = instances.find(
+        (each) => each.config?.['user.svc.machine-id'] === target.machineId,
+      );
+      const neighbour = (await run('ip', ['neigh', 'show', target.host])).stdout.trim();
+      return `pinned there: ${pinned.join(', ') || 'none'}; this Agent's instance: ${
+        own ? `${own.status} at ${own.devices?.eth0?.['ipv4.address']}` : 'gone'
+      }; neighbour: ${neighbour || 'none'}; chain now: ${await chainOf(target)}; this CA: ${
+        new X509Certificate(t.ctx.secrets.gatewayCa?.cert ?? '').fingerprint256
+      }`;
+    } catch (error) {
+      return `holders not read: ${(error as Error).message}`;
+    }
+  };
+
+  /** The certificates a gateway shows, leaf first (subject, issuer, fingerprint), unverified. */
+  const chainOf = (target: EdgeTarget) =>
+    new Promise<string>((resolve) => {
+      const ca = t.ctx.secrets.gatewayCa as GatewayCa;
+      const probe = connect({
+        host: target.host,
+        port: target.port,
+        ...ca.clientCredentials(),
+        servername: gatewayServerName(target.machineId),
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.3',
+      });
+      probe.once('secureConnect', () => {
+        const seen: string[] = [];
+        let cert: DetailedPeerCertificate | undefined = probe.getPeerCertificate(true);
+        while (cert?.raw && seen.length < 4) {
+          seen.push(`${cert.subject?.CN} by ${cert.issuer?.CN} ${cert.fingerprint256}`);
+          if (cert.issuerCertificate === cert) break;
+          cert = cert.issuerCertificate;
+        }
+        probe.end();
+        resolve(seen.join(' <- '));
+      });
+      probe.once('error', (error) => resolve(`not read (${error.message})`));
     });
 
   /** The driver's reconcile pass, as the Plain VM reconciler job runs it. */
