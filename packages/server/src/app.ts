@@ -79,7 +79,7 @@ export function createApp(
       ms: Math.round(ms * 10) / 10,
     };
     if (c.res.status >= 500) log.error(line, 'request failed');
-    // Probes ask every few seconds and the dashboard polls every second (successful GETs): at
+    // Probes ask every few seconds and the dashboard polls every 250 ms while a machine moves (successful GETs): at
     // info they would bury what happened. Changes and refusals stay at info.
     else if (HEALTH_CHECK_PATHS.has(c.req.path) || isQuietRead(c.req.method, c.res.status)) {
       log.debug(line, 'request');

@@ -100,6 +100,10 @@ export function createJobQueue(
       definition.name,
       {
         pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
+        // Only a job runnable at its insert notifies: a retry's or a deferred job's time comes
+        // with no NOTIFY, so the poll stays as often as without one (pg-boss would relax it to
+        // 30 s once notifications work).
+        notifyPollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
         batchSize: definition.concurrency ?? 8,
         burstWhenBatchFull: true,
         perJobResults: true,
