@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { violationLines } from './axe.js';
 import { signInInBrowser, watchErrors } from './browser.js';
+import { createPlainVm } from './plain-vm.js';
 import type { TestClient } from './test-client.js';
 import { waitFor } from './wait.js';
 
@@ -38,16 +39,7 @@ export async function expectFitsWidth(page: Page, width: number): Promise<void> 
 
 /** A metered small Plain VM with the one-time password, made through the API and running. */
 export async function runningPlainVm(owner: TestClient, name: string): Promise<string> {
-  const vm = await owner.post('/api/plain-vms', {
-    name,
-    tier: 'small',
-    region: 'eu',
-    osImageKey: 'debian-12',
-    billingType: 'metered',
-    access: { passwordEnabled: true, vaultEntryIds: [] },
-  });
-  expect(vm.status, JSON.stringify(vm.body)).toBe(201);
-  const id: string = vm.body.id;
+  const id = await createPlainVm(owner, name);
   await waitFor(
     async () => (await owner.get(`/api/plain-vms/${id}`)).body.status === 'running',
     30_000,

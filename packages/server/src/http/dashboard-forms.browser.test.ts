@@ -8,6 +8,7 @@ import {
   signedInPage,
 } from '../../test/dashboard-page.js';
 import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { createPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { signUpUser } from '../../test/test-context.js';
 
@@ -120,15 +121,7 @@ describe('the dashboard in Chromium: forms', () => {
       it('disables saving the firewall of a VM without a server yet, saying why', async () => {
         server.t.compute.behave('createServer', { hang: true });
         try {
-          const created = await owner.post('/api/plain-vms', {
-            name: 'not-yet',
-            tier: 'small',
-            region: 'eu',
-            osImageKey: 'debian-12',
-            billingType: 'metered',
-            access: { passwordEnabled: true, vaultEntryIds: [] },
-          });
-          await account(`plain-vms/${created.body.id}`);
+          await account(`plain-vms/${await createPlainVm(owner, 'not-yet')}`);
           await page.locator('.page-head [data-status="provisioning"]').waitFor();
           const save = page.getByRole('button', { name: 'Save firewall' });
           await expect.poll(() => save.isDisabled()).toBe(true);
