@@ -323,9 +323,12 @@ export async function composeService(
         try {
           await m.startContext(ctx, { work: options.work });
         } catch (error) {
-          readiness.fail(error);
+          // A start cut short by a stop fails as the stop closed it: nothing more to report.
+          if (readiness.state === 'starting') readiness.fail(error);
           throw error;
         }
+        // Stopped while it started: it stays stopping, and serves nothing more.
+        if (readiness.state !== 'starting') return;
         readiness.move('ready');
         // The edge's routes read the database as the migrations leave it: its hosts wait until now.
         if (front && edge) front.serving.serveFront(edge);

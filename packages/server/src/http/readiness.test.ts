@@ -39,7 +39,6 @@ describe('Readiness', () => {
   it.each([
     ['loading', 'ready'],
     ['ready', 'starting'],
-    ['starting', 'stopping'],
     ['stopping', 'stopping'],
     ['failed', 'ready'],
   ] as const)('refuses the move from %s to %s and stays where it was', (from, to) => {
@@ -47,6 +46,14 @@ describe('Readiness', () => {
     expect(() => readiness.move(to)).toThrow(ReadinessMoveRefused);
     expect(() => readiness.move(to)).toThrow(`readiness cannot move from ${from} to ${to}`);
     expect(readiness.state).toBe(from);
+  });
+
+  it("stops during the start, never started, and refuses the start's late end", () => {
+    const readiness = at('starting');
+    readiness.move('stopping');
+    expect([readiness.state, readiness.started]).toEqual(['stopping', false]);
+    expect(() => readiness.move('ready')).toThrow(ReadinessMoveRefused);
+    expect(readiness.state).toBe('stopping');
   });
 
   it('refuses to fail once ready or stopping: a failure after the start is no failed start', () => {

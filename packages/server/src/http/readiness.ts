@@ -14,7 +14,8 @@ export type ReadinessState = 'loading' | 'starting' | 'ready' | 'failed' | 'stop
 /** The moves allowed from each state; any other is a bug in the caller, refused loudly. */
 const NEXT: Record<ReadinessState, readonly ReadinessState[]> = {
   loading: ['starting', 'failed', 'stopping'],
-  starting: ['ready', 'failed'],
+  // A signal during the start: the process stops without waiting for the start to end.
+  starting: ['ready', 'failed', 'stopping'],
   ready: ['stopping'],
   failed: ['stopping'],
   stopping: [],
@@ -39,6 +40,8 @@ export type DatabaseChecks = () => Promise<{ database: boolean; migrations: bool
  */
 export class Readiness {
   #state: ReadinessState = 'loading';
+  /** Whether the start finished: a process stopped during its start never was started. */
+  #reachedReady = false;
   readonly #started = Promise.withResolvers<void>();
 
   constructor() {
@@ -53,14 +56,17 @@ export class Readiness {
 
   /** The start-up work is done (and stays done while the process stops). */
   get started(): boolean {
-    return this.#state === 'ready' || this.#state === 'stopping';
+    return this.#reachedReady;
   }
 
   /** Moves to `to`, or throws `ReadinessMoveRefused` when `NEXT` does not allow it. */
   move(to: Exclude<ReadinessState, 'failed'>): void {
     this.#guard(to);
     this.#state = to;
-    if (to === 'ready') this.#started.resolve();
+    if (to === 'ready') {
+      this.#reachedReady = true;
+      this.#started.resolve();
+    }
   }
 
   /** Moves to `failed`: requests that wait for the start get `error`. */
