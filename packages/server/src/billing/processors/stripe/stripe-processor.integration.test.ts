@@ -1,4 +1,5 @@
 import type { Region, Size } from '@svc/contract';
+import { activateSubscription, deactivateSubscription, deleteMe } from '@svc/contract';
 import { sql } from 'kysely';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -195,11 +196,13 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'eu', 2);
     await insertSlots(accountId, 'medium', 'us', 1);
-    const res = await client.post(`/api/accounts/${accountId}/subscription`);
+    const res = await client.call(activateSubscription, { params: { id: accountId } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ accountId, subscriptionActive: true, subscriptionStatus: 'active' });
     // Again: the same customer and subscription, found rather than made twice.
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
 
     const mine = [...standIn.customers.values()].filter((c) => c.metadata.accountId === accountId);
     expect(mine).toHaveLength(1);
@@ -233,7 +236,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('keeps the quantities in step with the slots by a job enqueued with each slot change', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'eu', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const kind = { accountId, product: 'agent', size: 'large', region: 'us' } as const;
     await t.ctx.database.transaction((tx) => takeSlot(tx, kind, t.clock.now(), t.ctx.jobs));
     await waitFor(
@@ -263,7 +268,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('collects the metered and cap lines; a declined payment makes the account past due, paying makes it active and the invoice paid', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'eu', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const number = await issueInvoice(accountId);
     standIn.declinePayments = true;
     const eventsBefore = standIn.events.length;
@@ -353,7 +360,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('applies subscription events in the order they happened, whatever order they come in', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'us', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const sub = standIn.subscriptions.get((await subscriptionOf(accountId))?.id) as Record<
       string,
       unknown
@@ -387,7 +396,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('refuses a webhook with a bad or missing signature (400) and changes nothing', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'large', 'eu', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const sub = (await subscriptionOf(accountId)) as Record<string, unknown>;
     const event = standIn.event('customer.subscription.deleted', {
       ...sub,
@@ -416,9 +427,11 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('deactivates at once and cancels at Stripe by a job; the old subscription’s events change nothing', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'medium', 'eu', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const sub = (await subscriptionOf(accountId)) as Record<string, unknown>;
-    const res = await client.delete(`/api/accounts/${accountId}/subscription`);
+    const res = await client.call(deactivateSubscription, { params: { id: accountId } });
     expect(res.body).toEqual({
       accountId,
       subscriptionActive: false,
@@ -437,7 +450,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     expect((await deliver(late)).status).toBe(200);
     expect(await status(accountId)).toBe('inactive');
     // Activated again: a new subscription.
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     expect((await subscriptionOf(accountId))?.id).not.toBe(sub.id);
   });
 
@@ -446,7 +461,7 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     const grace = t.ctx.config.billing.graceDays;
     await issueInvoice(accountId, new Date(t.clock.now().getTime() - (grace + 1) * DAY));
     const requests = standIn.requests.length;
-    const res = await client.post(`/api/accounts/${accountId}/subscription`);
+    const res = await client.callError(activateSubscription, { params: { id: accountId } });
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('invoices_overdue');
     expect(standIn.requests.length).toBe(requests);
@@ -462,7 +477,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
         }
       }
     }
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const items = quantities(await subscriptionOf(accountId));
     expect(Object.keys(items)).toHaveLength(12);
     expect(Object.values(items)).toEqual(Array(12).fill(1));
@@ -489,7 +506,7 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     await insertSlots(accountId, 'medium', 'eu', 1);
     standIn.loseAnswersTo.add('POST subscriptions');
     try {
-      const res = await client.post(`/api/accounts/${accountId}/subscription`);
+      const res = await client.callError(activateSubscription, { params: { id: accountId } });
       expect(res.status).toBe(503);
       expect(res.body.error).toBe('billing_unavailable');
     } finally {
@@ -507,10 +524,12 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('deleting the account cancels its subscription at Stripe', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'large', 'us', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const sub = (await subscriptionOf(accountId)) as Record<string, unknown>;
     expect(sub.status).toBe('active');
-    expect((await client.delete('/api/me')).status).toBe(204);
+    expect((await client.call(deleteMe)).status).toBe(204);
     await waitFor(
       () => standIn.subscriptions.get(sub.id as string)?.status === 'canceled',
       15_000,
@@ -521,14 +540,18 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   it('with Stripe down: activation answers 503 and changes nothing; sync and collect jobs fail, then complete once it is back', async () => {
     const { client, accountId } = await signUp();
     await insertSlots(accountId, 'small', 'eu', 1);
-    expect((await client.post(`/api/accounts/${accountId}/subscription`)).status).toBe(200);
+    expect((await client.call(activateSubscription, { params: { id: accountId } })).status).toBe(
+      200,
+    );
     const number = await issueInvoice(accountId);
 
     standIn.down = true;
     try {
       const other = await signUp();
       await insertSlots(other.accountId, 'small', 'eu', 1);
-      const res = await other.client.post(`/api/accounts/${other.accountId}/subscription`);
+      const res = await other.client.callError(activateSubscription, {
+        params: { id: other.accountId },
+      });
       expect(res.status).toBe(503);
       expect(res.body.error).toBe('billing_unavailable');
       expect(await status(other.accountId)).toBe('inactive');
@@ -584,7 +607,7 @@ describe.each(databaseKinds)('No payment processor on %s', (kind) => {
   it('activates at once, and has no webhook (404)', async () => {
     const client = t.newClient();
     const { account } = await signUpUser(client);
-    const res = await client.post(`/api/accounts/${account.id}/subscription`);
+    const res = await client.call(activateSubscription, { params: { id: account.id } });
     expect(res.body).toEqual({
       accountId: account.id,
       subscriptionActive: true,
