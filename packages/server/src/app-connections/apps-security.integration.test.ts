@@ -1,4 +1,12 @@
 import { createHash } from 'node:crypto';
+import {
+  appCallback,
+  appCallbackScript,
+  authorizeApp,
+  getConnectionToken,
+  listAppConnections,
+  listAppProviders,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppsTest,
@@ -38,13 +46,13 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
   /** Authorize and consent, without delivering the callback yet. */
   async function pendingCallback(client: TestClient, provider: 'suite' | 'code' | 'music') {
-    const res = await client.get(`/api/apps/authorize?provider=${provider}`);
+    const res = await client.call(authorizeApp, { query: { provider } });
     expect(res.status).toBe(302);
     const location = res.headers.get('location') as string;
     const callbackUrl = await consentAtStandIn(location, 'mallory');
     return { location: new URL(location), path: `${callbackUrl.pathname}${callbackUrl.search}` };
   }
-  const connectionsOf = async (client: TestClient) => (await client.get('/api/apps')).body;
+  const connectionsOf = async (client: TestClient) => (await client.call(listAppConnections)).body;
 
   describe('refusals before any redirect store nothing', () => {
     it.each([
@@ -81,9 +89,9 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
     it("another user's account: 404", async () => {
       const owner = await newUser(apps.t);
       const other = await newUser(apps.t);
-      const res = await other.client.get(
-        `/api/apps/authorize?provider=suite&accountId=${owner.accountId}`,
-      );
+      const res = await other.client.callError(authorizeApp, {
+        query: { provider: 'suite', accountId: owner.accountId },
+      });
       expect(res).toMatchObject({ status: 404, body: { error: 'not_found' } });
     });
 
@@ -95,7 +103,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
         user.client,
       );
       // The registry says so before anyone tries.
-      const providers = await process.get('/api/apps/providers');
+      const providers = await process.call(listAppProviders);
       expect(
         Object.fromEntries(
           providers.body.map((p: { provider: string; configured: boolean }) => [
@@ -105,7 +113,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
         ),
       ).toEqual({ suite: true, code: false, music: false });
       const before = await appRowCounts(apps.t);
-      expect(await process.get('/api/apps/authorize?provider=code')).toMatchObject({
+      expect(await process.callError(authorizeApp, { query: { provider: 'code' } })).toMatchObject({
         status: 503,
         body: { error: 'provider_not_configured' },
       });
@@ -113,7 +121,9 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
     });
 
     it('no session: 401, and an Agent token may not authorize', async () => {
-      expect((await apps.t.newClient().get('/api/apps/authorize?provider=suite')).status).toBe(401);
+      expect(
+        (await apps.t.newClient().callError(authorizeApp, { query: { provider: 'suite' } })).status,
+      ).toBe(401);
     });
   });
 
@@ -124,7 +134,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
       expect(res.status).toBe(400);
       expect(res.body).toContain('data-outcome="failed"');
       expect(await appRowCounts(apps.t)).toEqual(before);
-      expect((await apps.t.newClient().get('/api/apps/callback')).status).toBe(400);
+      expect((await apps.t.newClient().send(appCallback)).status).toBe(400);
     });
 
     it('the same callback twice: the replay fails, one connection (code replay)', async () => {
@@ -154,7 +164,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
     it('a provider error on the callback: 400 page, state used up, nothing stored', async () => {
       const user = await newUser(apps.t);
-      const res = await user.client.get('/api/apps/authorize?provider=suite');
+      const res = await user.client.call(authorizeApp, { query: { provider: 'suite' } });
       const state = new URL(res.headers.get('location') as string).searchParams.get('state');
       const before = await appRowCounts(apps.t);
       const callback = await user.client.get(
@@ -171,7 +181,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
     it('authorize sets a short-lived HttpOnly, SameSite=Lax cookie for the callback path only', async () => {
       const user = await newUser(apps.t);
-      const res = await user.client.get('/api/apps/authorize?provider=suite');
+      const res = await user.client.call(authorizeApp, { query: { provider: 'suite' } });
       expect(res.status).toBe(302);
       const cookie = bindingCookie(res) as string;
       expect(cookie).toMatch(/; HttpOnly/);
@@ -191,10 +201,10 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
     it("A hands the provider URL to B: B consents, the callback in B's browser is refused", async () => {
       const a = await newUser(apps.t);
-      const authorize = await a.client.get('/api/apps/authorize?provider=music');
+      const authorize = await a.client.call(authorizeApp, { query: { provider: 'music' } });
       // B is signed in to the service too, and has a binding of B's own (another flow).
       const b = await newUser(apps.t);
-      await b.client.get('/api/apps/authorize?provider=suite');
+      await b.client.call(authorizeApp, { query: { provider: 'suite' } });
       const callbackUrl = await consentAtStandIn(
         authorize.headers.get('location') as string,
         'bob',
@@ -232,7 +242,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
     it('a refused callback clears the cookie too', async () => {
       const user = await newUser(apps.t);
-      await user.client.get('/api/apps/authorize?provider=suite');
+      await user.client.call(authorizeApp, { query: { provider: 'suite' } });
       const res = await user.client.get('/api/apps/callback?code=abc&state=forged');
       expect(res.status).toBe(400);
       expect(bindingCookie(res)).toMatch(/; Max-Age=0/);
@@ -256,7 +266,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
 
   it('redirect URI: the stand-in refuses any other than the registered one', async () => {
     const user = await newUser(apps.t);
-    const res = await user.client.get('/api/apps/authorize?provider=suite');
+    const res = await user.client.call(authorizeApp, { query: { provider: 'suite' } });
     const url = new URL(res.headers.get('location') as string);
     url.searchParams.set('redirect_uri', `${TEST_PUBLIC_URL}/api/apps/callback/x`);
     const refused = await fetch(url, { redirect: 'manual' });
@@ -288,7 +298,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
     expect(res.body).not.toContain('evil.test');
     expect(res.body).toContain(`data-origin="${TEST_PUBLIC_URL}"`);
     expect(res.body).not.toMatch(/<script>/); // no inline script: the CSP allows none
-    const script = await user.client.get('/api/apps/callback.js');
+    const script = await user.client.call(appCallbackScript);
     expect(script.body).toContain('postMessage(message, data.origin)');
     expect(script.body).not.toContain("'*'");
   });
@@ -300,14 +310,16 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
     await apps.t.ctx.database.db
       .updateTable('appConnections')
       .set({ status: 'error' })
-      .where('id', '=', first.id)
+      .where('id', '=', first?.id ?? '')
       .execute();
     await connectApp(user.client, 'suite', { login: 'sam', scopes: 'contacts' });
     const after = await connectionsOf(user.client);
     expect(after).toHaveLength(1);
-    expect(after[0]).toMatchObject({ id: first.id, status: 'active' });
-    expect(after[0].scopes).toContain('https://www.googleapis.com/auth/contacts');
-    expect((await user.client.get(`/api/apps/${first.id}/token`)).status).toBe(200);
+    expect(after[0]).toMatchObject({ id: first?.id, status: 'active' });
+    expect(after[0]?.scopes).toContain('https://www.googleapis.com/auth/contacts');
+    expect(
+      (await user.client.call(getConnectionToken, { params: { id: first?.id ?? '' } })).status,
+    ).toBe(200);
     // A different provider account is a second connection.
     await connectApp(user.client, 'suite', { login: 'other' });
     expect(await connectionsOf(user.client)).toHaveLength(2);
