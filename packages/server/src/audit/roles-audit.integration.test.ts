@@ -1,4 +1,15 @@
-import type { AuditEvent, AuditLog } from '@svc/contract';
+import type { AuditEvent, AuditLog, Role } from '@svc/contract';
+import {
+  activateSubscription,
+  changeMemberRole,
+  createAgent,
+  createOrg,
+  deleteBundle,
+  getAgent,
+  listAuditEvents,
+  listMembers,
+  setAgentBilling,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClientOf, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
 import { joinOrganization } from '../../test/mailed-links.js';
@@ -18,7 +29,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
     t = await createTestContext(kind);
     [owner, admin, plain] = [t.newClient(), t.newClient(), t.newClient()];
     ids.owner = (await signUpUser(owner)).user.id;
-    const org = await owner.post('/api/orgs', { name: 'Audit Org', slug: ids.orgSlug });
+    const org = await owner.call(createOrg, { body: { name: 'Audit Org', slug: ids.orgSlug } });
     ids.org = org.body.id;
     for (const [client, key, role] of [
       [admin, 'admin', 'admin'],
@@ -31,8 +42,8 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
   });
   afterAll(() => t?.close());
 
-  const setRole = (as: TestClient, userId: string, role: string) =>
-    as.patch(`/api/orgs/${ids.org}/members/${userId}`, { role });
+  const setRole = (as: TestClient, userId: string, role: Role) =>
+    as.send(changeMemberRole, { params: { id: ids.org, userId }, body: { role } });
   const log = async (as: TestClient, query = '') => {
     const res = await as.get(`/api/accounts/${ids.org}/audit${query}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -55,7 +66,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
     const stranger = t.newClient();
     await signUpUser(stranger);
     expect((await setRole(stranger, ids.plain, 'admin')).status).toBe(404);
-    const roles = (await owner.get(`/api/orgs/${ids.org}/members`)).body.members.map(
+    const roles = (await owner.call(listMembers, { params: { id: ids.org } })).body.members.map(
       (m: { userId: string; role: string }) => [m.userId, m.role],
     );
     expect(roles).toEqual(
@@ -68,22 +79,30 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
   });
 
   it('records member, billing, machine and bundle changes, newest first, for owners and admins', async () => {
-    expect((await owner.post(`/api/accounts/${ids.org}/subscription`)).status).toBe(200);
-    const agent = await admin.post('/api/agents', {
-      name: 'Audited',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      accountId: ids.org,
+    expect((await owner.call(activateSubscription, { params: { id: ids.org } })).status).toBe(200);
+    const agent = await admin.call(createAgent, {
+      body: {
+        name: 'Audited',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+        accountId: ids.org,
+      },
     });
     expect(agent.status).toBe(201);
-    const running = async () => (await admin.get(`/api/agents/${agent.body.id}`)).body.status;
+    const running = async () =>
+      (await admin.call(getAgent, { params: { id: agent.body.id } })).body.status;
     await waitFor(async () => (await running()) === 'running', 30_000, 'the Agent running');
-    const billing = { billingType: 'subscription' };
-    expect((await admin.patch(`/api/agents/${agent.body.id}/billing`, billing)).status).toBe(200);
+    const billing = { billingType: 'subscription' as const };
+    expect(
+      (await admin.call(setAgentBilling, { params: { id: agent.body.id }, body: billing })).status,
+    ).toBe(200);
     const publisher = agentClientOf(t, agent.body.id);
     await publishSimple(t, publisher, manifestOf('audited'));
-    expect((await owner.delete(`/api/glamps/${ids.orgSlug}/audited`)).status).toBe(204);
+    expect(
+      (await owner.call(deleteBundle, { params: { accountSlug: ids.orgSlug, name: 'audited' } }))
+        .status,
+    ).toBe(204);
 
     const { items } = await log(owner, '?limit=100');
     const actions = items.map((e) => e.action);
@@ -116,7 +135,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
     });
     expect(items.at(-1)).toMatchObject({ actor: { userId: ids.owner }, data: { role: 'admin' } });
     expect((await log(admin)).items.length).toBe(items.length);
-    expect((await plain.get(`/api/accounts/${ids.org}/audit`)).status).toBe(403);
+    expect((await plain.callError(listAuditEvents, { params: { id: ids.org } })).status).toBe(403);
   });
 
   it('filters by kind or action and by actor, and pages without repeating or skipping', async () => {
