@@ -66,16 +66,17 @@ export class IncusBridgeFirewall {
   /**
    * Under the lock, tried again after a failure of Incus itself: applying a network's firewall
    * also fails when an instance's interface comes or goes meanwhile ("Failed to delete bridge
-   * children interfaces"), and every task here can simply run again.
+   * children interfaces"), and every task here can simply run again. Then, still under the lock
+   * (the last writer writes from the newest ACLs), the host's copy of the machines' ingress
+   * rules, unless the task changes none (`ingress: false`).
    */
-  #locked<T>(task: () => Promise<T>): Promise<T> {
+  #locked<T>(task: () => Promise<T>, { ingress = true } = {}): Promise<T> {
     return this.#queue.run('firewall', () =>
       this.#lock.run(async () => {
         for (let attempt = 1; ; attempt++) {
           try {
             const result = await task();
-            // Still under the lock: the last writer wrote from the newest ACLs.
-            await this.#syncHostGuard();
+            if (ingress) await this.#syncHostGuard();
             return result;
           } catch (error) {
             const isIncusFault = error instanceof IncusError && error.status >= 500;
@@ -188,15 +189,18 @@ export class IncusBridgeFirewall {
    */
   async alignEgress(name: string, address: string): Promise<boolean> {
     const egress = egressRules(address, await this.egressPolicy());
-    return this.#locked(async () => {
-      const acl = await this.#acl(name);
-      if (!acl || sameRules(acl.egress ?? [], egress)) return false;
-      const { description, config, ingress } = acl;
-      await this.client.call('PUT', this.#aclPath(name), {
-        body: { description, config, ingress, egress },
-      });
-      return true;
-    });
+    return this.#locked(
+      async () => {
+        const acl = await this.#acl(name);
+        if (!acl || sameRules(acl.egress ?? [], egress)) return false;
+        const { description, config, ingress } = acl;
+        await this.client.call('PUT', this.#aclPath(name), {
+          body: { description, config, ingress, egress },
+        });
+        return true;
+      },
+      { ingress: false },
+    );
   }
 
   /**
