@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Package } from 'lucide-react';
+import { Link } from 'react-router';
 import {
   bundlesQuery,
   deleteBundleMutation,
@@ -8,7 +9,7 @@ import {
 import { Empty } from '../../components/Empty.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
-import { canManage, useCurrentAccount } from '../../modules/account-context.js';
+import { accountPath, canManage, useCurrentAccount } from '../../modules/account-context.js';
 import { useTitle } from '../../modules/use-title.js';
 import { BundleCard } from './BundleCard.js';
 
@@ -31,7 +32,15 @@ export function BundlesPage() {
       <QueryView query={bundles} what="bundles">
         {(list) =>
           list.length === 0 ? (
-            <Empty title="No published bundles yet." icon={Package}>
+            <Empty
+              title="No published bundles yet."
+              icon={Package}
+              action={
+                <Link className="button" to={accountPath(account.slug, 'agents')}>
+                  Go to your Agents
+                </Link>
+              }
+            >
               Run <code>svc glamp stage</code> on one of your Agents to publish its home.
             </Empty>
           ) : (
