@@ -3,8 +3,9 @@
 # imports it under the alias given: `incus-image-debian.sh <suite> <alias> [<svc runtime dir>]`,
 # e.g. `bookworm debian-12`. Skips the work when the alias exists (set REBUILD=1 to replace it).
 # With a runtime directory (Node and the one-file `svc`, see incus-images.sh) it is the Agent
-# image: that runtime in /opt/svc, the user `agent` whose home is the Agent's home, and
-# `svc gateway` as a system service running as that user.
+# image: that runtime in /opt/svc, the user `agent` whose home is the Agent's home, `svc gateway`
+# as a system service running as that user, and code-server (RECIPE, when set, is recorded as the
+# image's `recipe` property: see incus-images.sh).
 # The image boots with cloud-init reading the NoCloud seed that its templates write from the
 # instance's `cloud-init.user-data`, with `instance-id` = the instance name, so a copy (a clone)
 # runs cloud-init again.
@@ -16,9 +17,10 @@ runtime="${3:-}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 here=$(cd "$(dirname "$0")" && pwd)
 
+replaced=
 if incus image alias list --format csv | grep -q "^${alias},"; then
   [ "${REBUILD:-0}" = 1 ] || { echo "image ${alias}: present"; exit 0; }
-  incus image alias delete "$alias"
+  replaced=$(incus image alias list --format csv | sed -n "s/^${alias},\([0-9a-f]*\),.*/\1/p")
 fi
 
 work=$(mktemp -d)
@@ -54,7 +56,8 @@ properties:
   os: debian
   release: ${suite}
   variant: cloud
-  description: Debian ${suite} (cloud-init${runtime:+, svc Agent})
+  description: Debian ${suite} (cloud-init${runtime:+, svc Agent})${RECIPE:+
+  recipe: ${RECIPE}}
 templates:
   /etc/hostname:
     when: [create, copy]
@@ -102,5 +105,9 @@ config:
 {% else %}{{ config_get("cloud-init.network-config", "") }}{% endif %}
 EOF
 tar -C "$work/meta" -czf "$work/metadata.tar.gz" metadata.yaml templates
+# The alias moves to the new image only once it is built: a failed build leaves the old one.
+[ -z "$replaced" ] || incus image alias delete "$alias"
 incus image import "$work/metadata.tar.gz" "$work/rootfs.tar.zst" --alias "$alias" >/dev/null
+# The image it replaces is left to nothing (an instance keeps its own copy).
+[ -z "$replaced" ] || incus image delete "$replaced" 2>/dev/null || true
 echo "image ${alias}: imported"

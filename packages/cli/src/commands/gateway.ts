@@ -49,6 +49,14 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   const codeServerBin =
     io.env.SVC_GATEWAY_BUILTIN_EDITOR === 'true' ? undefined : await findCodeServer(io.env);
   let codeServer: CodeServer | undefined;
+  // Until code-server has started (or failed to), the editor's routes wait instead of serving
+  // the built-in editor to an Agent opened right after its boot.
+  let editorStarted = () => {};
+  const editorReady: Promise<void> = codeServerBin
+    ? new Promise((resolve) => {
+        editorStarted = resolve;
+      })
+    : Promise.resolve();
   // A cloud machine's gateway speaks only TLS, to the service only (~/.crabglamp/gateway-tls).
   const tls = await GatewayTls.load(home);
   const gateway = createGatewayServer({
@@ -65,6 +73,7 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
     get codeServer() {
       return codeServer;
     },
+    editorReady: () => editorReady,
   });
   await new Promise<void>((resolve, reject) => {
     gateway.server.once('error', reject);
@@ -88,6 +97,7 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
       );
       return undefined;
     });
+    editorStarted();
   }
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());

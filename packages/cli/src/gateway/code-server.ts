@@ -115,7 +115,7 @@ export class CodeServer {
 /**
  * The workbench's settings when the user has none yet: telemetry and update checks off in its
  * own settings too (the flags cover code-server's; these VS Code's), and the files rather than a
- * welcome page on first open. A user's own settings file is never touched.
+ * welcome page or the chat panel on first open. A user's own settings file is never touched.
  */
 export const DEFAULT_SETTINGS = {
   'telemetry.telemetryLevel': 'off',
@@ -124,6 +124,8 @@ export const DEFAULT_SETTINGS = {
   'workbench.enableExperiments': false,
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
+  // The chat panel beside the files halves a phone's screen: open only when asked for.
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
 
 async function writeDefaultSettings(home: string): Promise<void> {

@@ -33,6 +33,8 @@ describe('svc gateway', () => {
   let base: string;
   let cookie: string;
   let gateway: ReturnType<typeof createGatewayServer>;
+  let codeServer: CodeServer;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'svc-gw-'));
@@ -47,7 +49,7 @@ describe('svc gateway', () => {
     await mkdir(bin);
     await writeFile(path.join(bin, 'code-server'), FAKE_CODE_SERVER);
     await chmod(path.join(bin, 'code-server'), 0o755);
-    const env = {
+    env = {
       HOME: home,
       PATH: `${bin}:${process.env.PATH}`,
       SHELL: '/bin/sh',
@@ -65,7 +67,7 @@ describe('svc gateway', () => {
       recheckMs: 100,
       dashboardUrl: () => agentDashboardUrl(env),
       agentName: async () => 'crab <one>',
-      codeServer: await CodeServer.start(found as string, home, env),
+      codeServer: (codeServer = await CodeServer.start(found as string, home, env)),
     });
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
@@ -151,6 +153,36 @@ describe('svc gateway', () => {
     await expect.poll(() => messages).toEqual(['echo /session hi']);
     ws.close();
     await expect(socket('/_svc/editor/session', { origin: base })).rejects.toThrow(/401/);
+  });
+
+  it("holds the editor's routes until code-server has started, so an Agent just booted opens VS Code", async () => {
+    let started = () => {};
+    const ready = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let late: CodeServer | undefined;
+    const booting = createGatewayServer({
+      home,
+      env,
+      auth: new GatewayAuth(env),
+      assets: async () => new Map(),
+      version: 'test',
+      secureCookies: false,
+      editorReady: () => ready,
+      get codeServer() {
+        return late;
+      },
+    });
+    await new Promise<void>((resolve) => booting.server.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(booting.server.address() as AddressInfo).port}`;
+    const answer = fetch(`${at}/_svc/editor`, { headers: { cookie }, redirect: 'manual' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    late = codeServer;
+    started();
+    expect((await answer).headers.get('location')).toBe('/_svc/editor/');
+    late = undefined; // the suite's own gateway keeps running it
+    await booting.close();
+    booting.server.closeAllConnections();
   });
 
   it('runs code-server with telemetry and update checks off, on the home, with default settings', async () => {

@@ -38,6 +38,11 @@ export interface GatewayOptions {
   readonly secureCookies: boolean;
   /** The VM's code-server, when it has one: the editor then is code-server, not the built-in one. */
   readonly codeServer?: CodeServer | undefined;
+  /**
+   * Settles once the VM's code-server has started or failed to (default: at once): the editor's
+   * routes wait for it, so an Agent opened right after its boot gets VS Code, not the built-in.
+   */
+  readonly editorReady?: () => Promise<void>;
   /** How often open sockets have their cookie checked again (default 30 s). */
   readonly recheckMs?: number;
   /**
@@ -101,6 +106,7 @@ export function createGatewayServer(options: GatewayOptions) {
 
   /** The Agent's name and its dashboard page (without `?open=1`: it is already open here). */
   async function pageContext(): Promise<PageContext> {
+    await options.editorReady?.();
     const [agentName, openUrl] = await Promise.all([
       options.agentName?.(),
       options.dashboardUrl?.(),
@@ -175,6 +181,9 @@ export function createGatewayServer(options: GatewayOptions) {
     }
     if (route === `${GATEWAY_PREFIX}/`) return html(res, indexPage(await pageContext()));
     if (route === `${GATEWAY_PREFIX}/terminal`) return html(res, terminalPage(await pageContext()));
+    if (route === CODE_SERVER_PREFIX || route.startsWith(`${CODE_SERVER_PREFIX}/`)) {
+      await options.editorReady?.();
+    }
     if (options.codeServer && route.startsWith(`${CODE_SERVER_PREFIX}/`)) {
       // code-server's own port forwarding would put the user's apps on this origin, where
       // their scripts could drive the terminal: not through the gateway.
@@ -263,6 +272,7 @@ export function createGatewayServer(options: GatewayOptions) {
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     const url = new URL(req.url ?? '/', 'http://gateway');
     const cookie = req.headers.cookie;
+    if (url.pathname.startsWith(`${CODE_SERVER_PREFIX}/`)) await options.editorReady?.();
     const toEditor =
       options.codeServer !== undefined && url.pathname.startsWith(`${CODE_SERVER_PREFIX}/`);
     const allowed =

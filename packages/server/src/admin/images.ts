@@ -15,7 +15,9 @@ export function registerImageCommands(program: Command, done: (code: number) => 
     .description('Incus images: the OS images of Plain VMs and the Agent image (root)');
   images
     .command('build')
-    .description("Build Debian 12 and 13 from Debian's archive and the Agent image with svc")
+    .description(
+      "Build Debian 12 and 13 from Debian's archive where missing, and the Agent image (svc, code-server) where not current",
+    )
     .action(async () => done(await runScript(['build'])));
   images
     .command('sync')

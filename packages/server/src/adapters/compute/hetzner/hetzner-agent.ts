@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { FirewallRule } from '@svc/contract';
 import { ENROLL_KEY_VARIABLE, GATEWAY_TLS_DIR, GATEWAY_TLS_FILES } from '@svc/contract/gateway-tls';
 import { stringify } from 'yaml';
@@ -29,7 +31,7 @@ User=agent
 Group=agent
 WorkingDirectory=/home/agent
 Environment=HOME=/home/agent SHELL=/bin/bash LANG=C.UTF-8
-Environment=SVC_GATEWAY_HOST=0.0.0.0 SVC_GATEWAY_PORT=${GATEWAY_PORT} SVC_GATEWAY_BUILTIN_EDITOR=true
+Environment=SVC_GATEWAY_HOST=0.0.0.0 SVC_GATEWAY_PORT=${GATEWAY_PORT}
 ExecStart=/usr/local/bin/svc gateway
 Restart=always
 RestartSec=1
@@ -37,6 +39,17 @@ RestartSec=1
 [Install]
 WantedBy=multi-user.target
 `;
+
+/**
+ * What installs code-server, the Agent's editor, from the npm registry (the Incus Agent image's
+ * build runs the same script). Read once, from the repository the service runs from.
+ */
+const CODE_SERVER_SCRIPT = readFileSync(
+  path.join(import.meta.dirname, '../../../../../../scripts/agent-code-server.sh'),
+  'utf8',
+);
+const CODE_SERVER_SCRIPT_PATH = '/var/lib/svc/agent-code-server.sh';
+const CODE_SERVER_LOG = '/var/log/svc-code-server.log';
 
 const SVC_WRAPPER = `#!/bin/sh
 exec /opt/svc/bin/node /opt/svc/svc.mjs "$@"
@@ -79,8 +92,10 @@ export interface AgentBootstrap {
  * cloud-init for an Agent's first boot on a stock image: the `agent` user (the machine is
  * theirs: passwordless sudo), `~/.crabglamp/agent.env` without any token, the service's CA
  * certificate and a key of the machine's own for the gateway's TLS, Node and `svc` fetched from
- * the service itself, and `svc gateway` as a system service. The token comes by the service's
- * signed push once the gateway answers. A clone boots from its source's snapshot and runs this
+ * the service itself, `svc gateway` as a system service, and then code-server from the npm
+ * registry (`scripts/agent-code-server.sh`), which the gateway serves once it is restarted. The
+ * token comes by the service's signed push once the gateway answers. A clone boots from its
+ * source's snapshot (code-server already there: the script leaves it) and runs this
  * again (a new server is a new cloud-init instance): its own key, env and enrollment replace
  * the copied ones.
  */
@@ -115,6 +130,7 @@ export function agentUserData(bootstrap: AgentBootstrap): string {
       },
       { path: '/etc/systemd/system/svc-gateway.service', content: GATEWAY_UNIT },
       { path: '/usr/local/bin/svc', content: SVC_WRAPPER, permissions: '0755' },
+      { path: CODE_SERVER_SCRIPT_PATH, content: CODE_SERVER_SCRIPT, permissions: '0755' },
     ],
     runcmd: [
       ['install', '-d', '-o', 'agent', '-g', 'agent', '-m', '0700', '/home/agent/.crabglamp'],
@@ -135,6 +151,13 @@ export function agentUserData(bootstrap: AgentBootstrap): string {
       ['ln', '-sf', '/opt/svc/bin/node', '/usr/local/bin/node'],
       ['systemctl', 'daemon-reload'],
       ['systemctl', 'enable', '--now', 'svc-gateway.service'],
+      // After the gateway answers (it serves its built-in editor meanwhile): building
+      // code-server takes minutes. The gateway looks for it when it starts, hence the restart.
+      [
+        'sh',
+        '-c',
+        `bash ${CODE_SERVER_SCRIPT_PATH} >>${CODE_SERVER_LOG} 2>&1 && systemctl restart svc-gateway.service`,
+      ],
     ],
   };
   return `#cloud-config\n${stringify(document)}`;

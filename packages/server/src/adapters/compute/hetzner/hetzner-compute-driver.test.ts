@@ -11,6 +11,7 @@ import {
   issueGatewayTicket,
 } from '@svc/contract/gateway-ticket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
 import { hetznerDriver, hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
 import {
@@ -135,6 +136,20 @@ describe('hetzner driver', () => {
     expect(server?.userData).not.toContain('SVC_HMAC_TOKEN');
     expect(server?.userData).toContain('SVC_ENROLL_KEY=');
     expect(server?.userData).toContain('https://svc.example/downloads/svc-linux-x64.tar.gz');
+    // code-server from the npm registry once the gateway runs, which then restarts to serve it.
+    const document = parse(server?.userData as string) as {
+      write_files: { path: string; content: string }[];
+      runcmd: (string | string[])[];
+    };
+    const installer = document.write_files.find((f) => f.path.endsWith('agent-code-server.sh'));
+    expect(installer?.content).toContain('CODE_SERVER_VERSION=4.139.1');
+    const steps = document.runcmd.map((step) => [step].flat().join(' '));
+    const gatewayUp = steps.findIndex((step) => step.includes('enable --now svc-gateway'));
+    const install = steps.findIndex((step) => step.includes(installer?.path as string));
+    expect(gatewayUp).toBeGreaterThan(-1);
+    expect(install).toBeGreaterThan(gatewayUp);
+    expect(steps[install]).toContain('systemctl restart svc-gateway.service');
+    expect(server?.userData).not.toContain('SVC_GATEWAY_BUILTIN_EDITOR');
     expect(await setup.driver.getFirewall(id)).toEqual([
       expect.objectContaining({ port: '8443', sourceIps: ['198.51.100.7/32'] }),
     ]);
