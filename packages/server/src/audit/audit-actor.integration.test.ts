@@ -1,4 +1,5 @@
 import type { AuditEvent, AuditLog } from '@svc/contract';
+import { createApiToken, listAuditEvents } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -24,7 +25,10 @@ describe.each(databaseKinds)("the audit log's actors on %s", (kind) => {
   afterAll(() => t?.close());
 
   const events = async (action: string) => {
-    const res = await owner.get(`/api/accounts/${accountId}/audit?kind=${action}`);
+    const res = await owner.call(listAuditEvents, {
+      params: { id: accountId },
+      query: { kind: action },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return (res.body as AuditLog).items;
   };
@@ -34,11 +38,11 @@ describe.each(databaseKinds)("the audit log's actors on %s", (kind) => {
     t.ctx.database.db.updateTable('users').set(fields).where('id', '=', user.id).execute();
 
   it('names an actor as they were when the event was written, after a rename', async () => {
-    const first = await owner.post('/api/me/tokens', { name: 'before', scope: 'read' });
+    const first = await owner.call(createApiToken, { body: { name: 'before', scope: 'read' } });
     expect(first.status, JSON.stringify(first.body)).toBe(201);
     const renamed = { email: `renamed-${kind}@example.com`, name: 'Augusta King' };
     await rename(renamed);
-    const second = await owner.post('/api/me/tokens', { name: 'after', scope: 'read' });
+    const second = await owner.call(createApiToken, { body: { name: 'after', scope: 'read' } });
     expect(second.status, JSON.stringify(second.body)).toBe(201);
 
     const [after, before] = await events('token.create');
@@ -47,7 +51,10 @@ describe.each(databaseKinds)("the audit log's actors on %s", (kind) => {
     expect(after?.data).toMatchObject({ name: 'after' });
     expect(actorOf(after)).toEqual({ userId: user.id, ...renamed });
     // The filter by actor still finds both: it goes by the user, not by the name.
-    const mine = await owner.get(`/api/accounts/${accountId}/audit?actor=${user.id}`);
+    const mine = await owner.call(listAuditEvents, {
+      params: { id: accountId },
+      query: { actor: user.id },
+    });
     expect(mine.body.items.length).toBeGreaterThanOrEqual(2);
   });
 
