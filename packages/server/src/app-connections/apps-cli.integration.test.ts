@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { run } from '@svc/cli';
+import { listAppConnections, listAppProviders } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppsTest,
@@ -57,7 +58,7 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
     expect(res.out).toMatch(/^music .*: configured\n.*SPOTIFY_ACCESS_TOKEN/m);
     expect(res.out).toContain('scope drive.file:');
     const json = await svc('apps', '--json');
-    expect(JSON.parse(json.out)).toEqual((await user.client.get('/api/apps/providers')).body);
+    expect(JSON.parse(json.out)).toEqual((await user.client.call(listAppProviders)).body);
   });
 
   it('<provider>: writes apps.env (600) and one profile line; list shows it configured', async () => {
@@ -69,10 +70,10 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
     expect((await svc('apps', 'code')).code).toBe(0); // twice: still one profile line
     const file = path.join(home, '.crabglamp/apps.env');
     const text = await readFile(file, 'utf8');
-    const [connection] = (await user.client.get('/api/apps')).body.filter(
+    const [connection] = (await user.client.call(listAppConnections)).body.filter(
       (c: { provider: string }) => c.provider === 'code',
     );
-    const row = await connectionRow(apps.t, connection.id);
+    const row = await connectionRow(apps.t, connection?.id ?? '');
     const token = apps.t.ctx.tokenCipher.open(row.accessToken, {
       connectionId: row.id,
       provider: 'code',
@@ -101,11 +102,11 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
   });
 
   it('refresh <provider>: a new token once the old one is about to expire', async () => {
-    const [music] = (await user.client.get('/api/apps')).body.filter(
+    const [music] = (await user.client.call(listAppConnections)).body.filter(
       (c: { provider: string }) => c.provider === 'music',
     );
     const before = await readFile(path.join(home, '.crabglamp/apps.env'), 'utf8');
-    await expireAccessToken(apps.t, music.id);
+    await expireAccessToken(apps.t, music?.id ?? '');
     expect((await svc('apps', 'refresh', 'music')).code).toBe(0);
     const after = await readFile(path.join(home, '.crabglamp/apps.env'), 'utf8');
     const tokenLine = (text: string) => /SPOTIFY_ACCESS_TOKEN=.*/.exec(text)?.[0];
@@ -113,10 +114,10 @@ describe.each(databaseKinds)('svc apps against the service on %s', (kind) => {
   });
 
   it('readable errors: 503 says retry, 410 says reconnect in the dashboard, none says connect', async () => {
-    const [music] = (await user.client.get('/api/apps')).body.filter(
+    const [music] = (await user.client.call(listAppConnections)).body.filter(
       (c: { provider: string }) => c.provider === 'music',
     );
-    await expireAccessToken(apps.t, music.id);
+    await expireAccessToken(apps.t, music?.id ?? '');
     apps.standIns.music.faults = { status: 503 };
     const unavailable = await svc('apps', 'music');
     expect(unavailable).toMatchObject({ code: 1 });
