@@ -1,3 +1,4 @@
+import { getConnectionToken, listAppConnections } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AppsTest,
@@ -35,7 +36,9 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       await expireAccessToken(t, user.connectionId);
       const calls = standIns[provider].counts.token;
       const responses = await Promise.all(
-        Array.from({ length: 50 }, () => user.client.get(`/api/apps/${user.connectionId}/token`)),
+        Array.from({ length: 50 }, () =>
+          user.client.call(getConnectionToken, { params: { id: user.connectionId } }),
+        ),
       );
       expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
       expect(new Set(responses.map((r) => r.body.accessToken)).size).toBe(1);
@@ -62,7 +65,10 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       if (provider === 'music') {
         expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
         await expireAccessToken(t, user.connectionId);
-        expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(410);
+        expect(
+          (await user.client.callError(getConnectionToken, { params: { id: user.connectionId } }))
+            .status,
+        ).toBe(410);
       }
     },
   );
@@ -98,7 +104,7 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       body: { error: 'connection_error' },
     });
     expect((await connectionRow(t, user.connectionId)).status).toBe('error');
-    expect((await user.client.get('/api/apps')).body[0].status).toBe('error');
+    expect((await user.client.call(listAppConnections)).body[0]?.status).toBe('error');
     expect(await dead()).toBe(deadBefore + 1);
     const calls = standIns.suite.counts.token;
     expect((await user.client.get(path)).status).toBe(410);
@@ -144,10 +150,14 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       MUSIC_CLIENT_SECRET: 'rotated-by-mistake',
     });
     for (const [name, value] of user.client.cookies) misconfigured.cookies.set(name, value);
-    const res = await misconfigured.get(`/api/apps/${user.connectionId}/token`);
+    const res = await misconfigured.callError(getConnectionToken, {
+      params: { id: user.connectionId },
+    });
     expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
     expect((await connectionRow(t, user.connectionId)).status).toBe('active');
-    expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(200);
+    expect(
+      (await user.client.call(getConnectionToken, { params: { id: user.connectionId } })).status,
+    ).toBe(200);
   });
 
   it('tokens sealed with a key no longer configured: 503 (logged), the lease released', async () => {
@@ -175,7 +185,9 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
     await expireAccessToken(t, user.connectionId);
     const withoutMusic = await secondProcess({ ...apps.standIns.suite.env() });
     for (const [name, value] of user.client.cookies) withoutMusic.cookies.set(name, value);
-    const res = await withoutMusic.get(`/api/apps/${user.connectionId}/token`);
+    const res = await withoutMusic.callError(getConnectionToken, {
+      params: { id: user.connectionId },
+    });
     expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
     expect((await connectionRow(t, user.connectionId)).status).toBe('active');
   });
@@ -202,7 +214,7 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
           .execute();
       },
     };
-    const res = await user.client.get(`/api/apps/${user.connectionId}/token`);
+    const res = await user.client.call(getConnectionToken, { params: { id: user.connectionId } });
     standIns.suite.faults = {};
     expect(res).toMatchObject({ status: 200, body: { accessToken: 'access-from-elsewhere' } });
     expect((await connectionRow(t, user.connectionId)).status).toBe('active');
@@ -226,7 +238,7 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
     const calls = standIns.music.counts.token;
     standIns.music.faults = { before: () => held, status: 503 };
     try {
-      const res = await client.get(`/api/apps/${user.connectionId}/token`);
+      const res = await client.callError(getConnectionToken, { params: { id: user.connectionId } });
       expect(res).toMatchObject({ status: 503, body: { error: 'refresh_unavailable' } });
       expect(standIns.music.counts.token).toBe(calls + 1);
     } finally {
@@ -234,7 +246,9 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       release();
     }
     expect((await connectionRow(t, user.connectionId)).status).toBe('active');
-    expect((await user.client.get(`/api/apps/${user.connectionId}/token`)).status).toBe(200);
+    expect(
+      (await user.client.call(getConnectionToken, { params: { id: user.connectionId } })).status,
+    ).toBe(200);
   });
 
   it('no stored token, old or new, appears in the logs of these refreshes', async () => {
@@ -264,7 +278,8 @@ describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
   });
   afterAll(() => apps?.close());
 
-  const tokenOf = (client: TestClient, id: string) => client.get(`/api/apps/${id}/token`);
+  const tokenOf = (client: TestClient, id: string) =>
+    client.call(getConnectionToken, { params: { id } });
   /** Leaves the connection's token 29 s: stale, not yet expired. */
   const makeStale = (id: string) => setAccessTokenLeft(apps.t, id, 29_000);
 
