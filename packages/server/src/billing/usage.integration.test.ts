@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Usage } from '@svc/contract';
+import { createAgent, getAgent, getUsage } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -26,15 +27,18 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
     const other = t.newClient();
     otherAccountId = (await signUpUser(other)).account.id;
     const create = async (client: TestClient, name: string) => {
-      const res = await client.post('/api/agents', {
-        name,
-        size: 'medium',
-        region: 'us',
-        billingType: 'metered',
+      const res = await client.call(createAgent, {
+        body: {
+          name,
+          size: 'medium',
+          region: 'us',
+          billingType: 'metered',
+        },
       });
       expect(res.status).toBe(201);
       await waitFor(
-        async () => (await client.get(`/api/agents/${res.body.id}`)).body.status === 'running',
+        async () =>
+          (await client.call(getAgent, { params: { id: res.body.id } })).body.status === 'running',
         15_000,
         'running',
       );
@@ -89,7 +93,7 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
     // Destroying is not charged: charges stop when the destroy is asked for.
     await period(gone, 'metered', MONTH + 1.5 * HOUR, MONTH + 2 * HOUR, { state: 'destroying' });
 
-    const res = await owner.get(`/api/accounts/${accountId}/usage`);
+    const res = await owner.call(getUsage, { params: { id: accountId } });
     expect(res.status).toBe(200);
     const usage = res.body as Usage;
     expect(usage.periodStart).toBe(new Date(MONTH).toISOString());
@@ -124,7 +128,9 @@ describe.each(databaseKinds)('Usage so far this month on %s', (kind) => {
   it("hides an account's usage from non-members (404)", async () => {
     const stranger = t.newClient();
     await signUpUser(stranger);
-    expect((await stranger.get(`/api/accounts/${accountId}/usage`)).status).toBe(404);
-    expect((await t.newClient().get(`/api/accounts/${accountId}/usage`)).status).toBe(401);
+    expect((await stranger.callError(getUsage, { params: { id: accountId } })).status).toBe(404);
+    expect((await t.newClient().callError(getUsage, { params: { id: accountId } })).status).toBe(
+      401,
+    );
   });
 });
