@@ -1,3 +1,4 @@
+import { createOrg, deleteBundle } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -41,7 +42,10 @@ describe.each(databaseKinds)('the public page of an account on %s', (kind) => {
     expect(published.body).toContain(`href="/${account.slug}/weather"`);
 
     // Once nothing is published again, the page is gone again.
-    expect((await owner.delete(`/api/glamps/${account.slug}/weather`)).status).toBe(204);
+    expect(
+      (await owner.call(deleteBundle, { params: { accountSlug: account.slug, name: 'weather' } }))
+        .status,
+    ).toBe(204);
     expect(await visit(account.slug)).toEqual(unknown);
   });
 
@@ -49,7 +53,7 @@ describe.each(databaseKinds)('the public page of an account on %s', (kind) => {
     const owner = t.newClient();
     await signUpUser(owner);
     const slug = `open-org-${kind}`;
-    const org = await owner.post('/api/orgs', { name: 'Open Org', slug });
+    const org = await owner.call(createOrg, { body: { name: 'Open Org', slug } });
     expect(org.status).toBe(201);
     const page = await visit(slug);
     expect(page.status).toBe(200);
