@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
+import { INCUS_POOL, INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
 import { createComputeDriver } from '../create-compute-driver.js';
 
 // `INCUS_URL`: the driver on the HTTPS API, as for a remote server or a cluster, against this
@@ -85,7 +85,7 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
         },
         project: 'default',
         network: 'incusbr0',
-        storagePool: 'default',
+        storagePool: INCUS_POOL,
         sizeFactor: 0.25,
         instanceType: 'container',
         agentImage: 'svc-agent',

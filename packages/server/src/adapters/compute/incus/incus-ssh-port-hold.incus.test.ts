@@ -4,7 +4,7 @@ import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../../../test/clean-up.js';
-import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
 import { createOutsideClient, type OutsideClient } from '../../../../test/outside-client.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';
@@ -33,7 +33,7 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
         socketPath: INCUS_SOCKET,
         project: project.name,
         network: 'incusbr0',
-        storagePool: 'default',
+        storagePool: INCUS_POOL,
         sizeFactor: 0.25,
         instanceType: 'container',
         agentImage: 'svc-agent',

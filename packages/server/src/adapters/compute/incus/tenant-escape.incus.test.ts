@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { FirewallRule } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -123,7 +123,7 @@ beforeAll(async () => {
       socketPath: INCUS_SOCKET,
       project: project.name,
       network: NETWORK,
-      storagePool: 'default',
+      storagePool: INCUS_POOL,
       sizeFactor: 0.25,
       instanceType: 'container',
       agentImage: 'svc-agent',
