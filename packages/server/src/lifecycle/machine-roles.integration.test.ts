@@ -1,4 +1,5 @@
 import type { Role } from '@svc/contract';
+import { activateSubscription, cloneAgent, createOrg } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -36,9 +37,10 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
 
   const billedOrg = async (client: TestClient) => {
     n += 1;
-    const id = (await client.post('/api/orgs', { name: `Org ${n}`, slug: `roles-${kind}-${n}` }))
-      .body.id as string;
-    expect((await client.post(`/api/accounts/${id}/subscription`)).status).toBe(200);
+    const id = (
+      await client.call(createOrg, { body: { name: `Org ${n}`, slug: `roles-${kind}-${n}` } })
+    ).body.id as string;
+    expect((await client.call(activateSubscription, { params: { id } })).status).toBe(200);
     return id;
   };
 
@@ -99,11 +101,14 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
     const id = await runningMachine('agent', role);
     const { client, personalId } = users[role];
     const clone = (accountId?: string) =>
-      client.post(`/api/agents/${id}/clone`, {
-        name: 'copy',
-        size: 'small',
-        billingType: 'metered',
-        ...(accountId && { accountId }),
+      client.send(cloneAgent, {
+        params: { id },
+        body: {
+          name: 'copy',
+          size: 'small',
+          billingType: 'metered',
+          ...(accountId && { accountId }),
+        },
       });
     const elsewhere = await clone(personalId);
     if (MAY_TAKE_OUT[role]) {
