@@ -1,4 +1,13 @@
 import type { Agent } from '@svc/contract';
+import {
+  activateSubscription,
+  createAgent,
+  createOrg,
+  deleteAgent,
+  getAgent,
+  openAgentGateway,
+  transferAgent,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
 import { localRequest } from '../../test/localhost-http.js';
@@ -20,19 +29,22 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
   let other: Agent;
 
   const running = async (name: string, accountId?: string) => {
-    const res = await owner.post('/api/agents', {
-      name,
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      ...(accountId && { accountId }),
+    const res = await owner.call(createAgent, {
+      body: {
+        name,
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+        ...(accountId && { accountId }),
+      },
     });
     await waitFor(
-      async () => (await owner.get(`/api/agents/${res.body.id}`)).body.status === 'running',
+      async () =>
+        (await owner.call(getAgent, { params: { id: res.body.id } })).body.status === 'running',
       30_000,
       'running',
     );
-    return (await owner.get(`/api/agents/${res.body.id}`)).body as Agent;
+    return (await owner.call(getAgent, { params: { id: res.body.id } })).body as Agent;
   };
 
   beforeAll(async () => {
@@ -40,8 +52,8 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
     t = server.t;
     owner = t.newClient();
     await signUpUser(owner);
-    orgId = (await owner.post('/api/orgs', { name: 'Gw', slug: 'gateway-org' })).body.id;
-    await owner.post(`/api/accounts/${orgId}/subscription`);
+    orgId = (await owner.call(createOrg, { body: { name: 'Gw', slug: 'gateway-org' } })).body.id;
+    await owner.call(activateSubscription, { params: { id: orgId } });
     [agent, other] = await Promise.all([running('gateway one'), running('gateway two')]);
   }, 90_000);
   afterAll(async () => {
@@ -49,7 +61,7 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
   });
 
   const ticketFor = async (id: string, as = owner) => {
-    const res = await as.post(`/api/agents/${id}/gateway-ticket`);
+    const res = await as.call(openAgentGateway, { params: { id } });
     expect(res.status).toBe(201);
     return res.body as { url: string; expiresAt: string };
   };
@@ -118,14 +130,21 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
   it('lets only members of the Agent account ask for a link, and only while it runs', async () => {
     const stranger = t.newClient();
     await signUpUser(stranger);
-    expect((await stranger.post(`/api/agents/${agent.id}/gateway-ticket`)).status).toBe(404);
-    expect((await t.newClient().post(`/api/agents/${agent.id}/gateway-ticket`)).status).toBe(401);
+    expect((await stranger.callError(openAgentGateway, { params: { id: agent.id } })).status).toBe(
+      404,
+    );
+    expect(
+      (await t.newClient().callError(openAgentGateway, { params: { id: agent.id } })).status,
+    ).toBe(401);
   });
 
   it("turns away the old account's cookies after a transfer, and reaches no gateway after destroy", async () => {
     const before = await redeem((await ticketFor(agent.id)).url);
     expect(await page(agent.url, before.cookie)).toBe(200);
-    const moved = await owner.post(`/api/agents/${agent.id}/transfer`, { targetAccountId: orgId });
+    const moved = await owner.call(transferAgent, {
+      params: { id: agent.id },
+      body: { targetAccountId: orgId },
+    });
     expect(moved.status).toBe(200);
     await waitFor(
       async () => (await page(agent.url, before.cookie)) === 401,
@@ -135,8 +154,11 @@ describe("an Agent's gateway: tickets from the service, checked by svc gateway",
     const after = await redeem((await ticketFor(agent.id)).url);
     expect(await page(agent.url, after.cookie)).toBe(200);
 
-    await owner.delete(`/api/agents/${agent.id}`);
-    await waitFor(async () => (await owner.get(`/api/agents/${agent.id}`)).status === 404, 15_000);
+    await owner.call(deleteAgent, { params: { id: agent.id } });
+    await waitFor(
+      async () => (await owner.send(getAgent, { params: { id: agent.id } })).status === 404,
+      15_000,
+    );
     // The edge knows no Agent there any more.
     expect(await page(agent.url, after.cookie)).toBe(404);
   });
