@@ -142,8 +142,9 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
           .locator(ready)
           .first()
           .waitFor()
-          .catch((error: Error) => {
-            throw new Error(`${path}: ${error.message}`);
+          .catch(async (error: Error) => {
+            await screenshot(page, `layout-${width}-failed`);
+            throw new Error(`${path}: ${error.message}\n${errors.join('\n')}`);
           });
         await page.waitForLoadState('networkidle');
         for (const problem of (await page.evaluate(FRAME_PROBLEMS)) as string[])
