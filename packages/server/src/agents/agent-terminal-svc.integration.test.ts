@@ -1,4 +1,5 @@
 import type { Agent } from '@svc/contract';
+import { createAgent, getAgent, openAgentGateway } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_VERSION } from '../../../cli/src/version.js';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
@@ -21,20 +22,22 @@ describe("svc in a local Agent's terminal", () => {
     server = await startEdgeServer();
     owner = server.t.newClient();
     await signUpUser(owner);
-    const created = await owner.post('/api/agents', {
-      name: 'terminal svc',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await owner.call(createAgent, {
+      body: {
+        name: 'terminal svc',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+      },
     });
     const id = created.body.id as string;
     await waitFor(
-      async () => (await owner.get(`/api/agents/${id}`)).body.status === 'running',
+      async () => (await owner.call(getAgent, { params: { id } })).body.status === 'running',
       60_000,
       'running',
     );
-    agent = (await owner.get(`/api/agents/${id}`)).body as Agent;
-    const link = (await owner.post(`/api/agents/${id}/gateway-ticket`)).body.url as string;
+    agent = (await owner.call(getAgent, { params: { id } })).body as Agent;
+    const link = (await owner.call(openAgentGateway, { params: { id } })).body.url as string;
     shell = await openTerminal(agent.url, await gatewayCookie(agent.url, link));
   }, 120_000);
   afterAll(async () => {
