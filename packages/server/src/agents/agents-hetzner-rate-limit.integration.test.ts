@@ -1,4 +1,5 @@
 import type { Agent } from '@svc/contract';
+import { createAgent, deleteAgent, getAgent, stopAgent } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hetznerTestContext } from '../../test/hetzner/driver.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -24,7 +25,7 @@ describe('twenty Agents on a Hetzner project limited to one request a second', (
   const statuses = async (ids: readonly string[]) =>
     Promise.all(
       ids.map(async (id) => {
-        const res = await client.get(`/api/agents/${id}`);
+        const res = await client.send(getAgent, { params: { id } });
         return res.status === 404 ? 'removed' : (res.body as Agent).status;
       }),
     );
@@ -38,11 +39,13 @@ describe('twenty Agents on a Hetzner project limited to one request a second', (
   it('creates, stops and destroys every one of them, with almost no 429', async () => {
     const ids: string[] = [];
     for (let i = 0; i < AGENTS; i += 1) {
-      const res = await client.post('/api/agents', {
-        name: `paced ${i}`,
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
+      const res = await client.call(createAgent, {
+        body: {
+          name: `paced ${i}`,
+          size: 'small',
+          region: 'eu',
+          billingType: 'metered',
+        },
       });
       expect(res.status).toBe(201);
       ids.push(res.body.id as string);
@@ -50,11 +53,13 @@ describe('twenty Agents on a Hetzner project limited to one request a second', (
     await allReach(ids, 'running', 240_000);
     expect(hetzner.standIn.state.servers.size).toBe(AGENTS);
 
-    for (const id of ids) expect((await client.post(`/api/agents/${id}/stop`)).status).toBe(200);
+    for (const id of ids)
+      expect((await client.call(stopAgent, { params: { id } })).status).toBe(200);
     await allReach(ids, 'stopped', 240_000);
     expect([...hetzner.standIn.state.servers.values()].every((s) => s.status === 'off')).toBe(true);
 
-    for (const id of ids) expect((await client.delete(`/api/agents/${id}`)).status).toBe(200);
+    for (const id of ids)
+      expect((await client.call(deleteAgent, { params: { id } })).status).toBe(200);
     await allReach(ids, 'removed', 240_000);
     expect(hetzner.standIn.state.servers.size).toBe(0);
     expect(hetzner.standIn.state.firewalls.size).toBe(0);
