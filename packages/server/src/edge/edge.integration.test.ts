@@ -1,4 +1,12 @@
 import type { Agent } from '@svc/contract';
+import {
+  createAgent,
+  deleteAgent,
+  getAgent,
+  openAgentGateway,
+  startAgent,
+  stopAgent,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
@@ -20,20 +28,22 @@ describe("the edge: Agents' URLs served by the service, routed by host to their 
     localRequest(new URL(path, agent.url).toString(), { headers });
   const health = async () => (await at('/_svc/health')).status;
   const agentState = async () =>
-    (await server.t.client.get(`/api/agents/${agent.id}`)).body.status as string;
+    (await server.t.client.call(getAgent, { params: { id: agent.id } })).body.status as string;
 
   beforeAll(async () => {
     server = await startEdgeServer();
     await signUpUser(server.t.client);
-    const created = await server.t.client.post('/api/agents', {
-      name: 'edge agent',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await server.t.client.call(createAgent, {
+      body: {
+        name: 'edge agent',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+      },
     });
     agent = await waitFor(
       async () => {
-        const res = await server.t.client.get(`/api/agents/${created.body.id}`);
+        const res = await server.t.client.call(getAgent, { params: { id: created.body.id } });
         return res.body.status === 'running' && (res.body as Agent);
       },
       30_000,
@@ -74,7 +84,8 @@ describe("the edge: Agents' URLs served by the service, routed by host to their 
   });
 
   it('opens the terminal through the edge: ticket, cookie, then a shell over the WebSocket', async () => {
-    const { url } = (await server.t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
+    const { url } = (await server.t.client.call(openAgentGateway, { params: { id: agent.id } }))
+      .body;
     expect(new URL(url).origin).toBe(new URL(agent.url).origin);
     const opened = await localRequest(url);
     expect(opened).toMatchObject({ status: 302, headers: { location: '/_svc/' } });
@@ -150,7 +161,7 @@ describe("the edge: Agents' URLs served by the service, routed by host to their 
 
   it('forgets a stopped Agent at once: its URL answers a not-running page, not the old gateway', async () => {
     expect(await health()).toBe(200);
-    expect((await server.t.client.post(`/api/agents/${agent.id}/stop`)).status).toBe(200);
+    expect((await server.t.client.call(stopAgent, { params: { id: agent.id } })).status).toBe(200);
     // The gateway may still be up while the job stops it: the cached route must not reach it.
     const stopping = await at('/_svc/health');
     expect(stopping.status).toBe(503);
@@ -158,11 +169,13 @@ describe("the edge: Agents' URLs served by the service, routed by host to their 
     await waitFor(async () => (await agentState()) === 'stopped', 20_000, 'stopped');
     expect((await at('/_svc/health')).body).toContain('It is stopped.');
 
-    expect((await server.t.client.post(`/api/agents/${agent.id}/start`)).status).toBe(200);
+    expect((await server.t.client.call(startAgent, { params: { id: agent.id } })).status).toBe(200);
     await waitFor(async () => (await agentState()) === 'running', 20_000, 'running');
     expect(await health()).toBe(200);
 
-    expect((await server.t.client.delete(`/api/agents/${agent.id}`)).status).toBe(200);
+    expect((await server.t.client.call(deleteAgent, { params: { id: agent.id } })).status).toBe(
+      200,
+    );
     expect(await health()).toBe(503);
     await waitFor(async () => (await health()) === 404, 20_000, 'destroyed');
   }, 60_000);
