@@ -1,4 +1,4 @@
-import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import { createAgent, DEFAULT_FIREWALL_RULES, type FirewallRule, getAgent } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -24,16 +24,18 @@ describe.each(databaseKinds)('a reconcile pass over several pages on %s', (kind)
   afterAll(() => t?.close());
 
   const runningAgent = async () => {
-    const res = await client.post('/api/agents', {
-      name: 'Paged',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const res = await client.call(createAgent, {
+      body: {
+        name: 'Paged',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+      },
     });
     expect(res.status).toBe(201);
     const id = res.body.id as string;
     await waitFor(
-      async () => (await client.get(`/api/agents/${id}`)).body.status === 'running',
+      async () => (await client.call(getAgent, { params: { id } })).body.status === 'running',
       15_000,
       'running',
     );
