@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import pino from 'pino';
 import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-firewall.js';
 import { IncusClient, isNotFound } from '../src/adapters/compute/incus/incus-client.js';
 import { SHARED_PROJECT_CONFIG } from '../src/adapters/compute/incus/incus-connect.js';
@@ -112,6 +113,7 @@ export async function createIncusProject(): Promise<{ name: string; remove(): Pr
                 network: 'incusbr0',
                 project: name,
                 publicSsh: { addresses: {}, ports: { first: 1, last: 1 } },
+                log: pino({ level: 'silent' }),
               },
               () => false,
             ).repair([]),

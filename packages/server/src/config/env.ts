@@ -117,7 +117,8 @@ export const EnvSchema = z.object({
   INCUS_SSH_PORTS: z.string().default('22000-22999'),
   /**
    * Hours a port freed by a destroyed Plain VM is held back before another VM may get it (its
-   * users' ssh to the old host:port would reach a stranger's machine); 0: no hold.
+   * users' ssh to the old host:port would reach a stranger's machine) while the range has other
+   * ports; with none left the one held longest is handed on. 0: no hold.
    */
   INCUS_SSH_PORT_HOLD_HOURS: integer(24, 0, 24 * 365),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */

@@ -140,7 +140,12 @@ export class IncusComputeDriver implements ComputeDriver {
     this.#forwards = new IncusSshForwards(
       this.#client,
       this.#firewall,
-      { network: options.network, project: options.project, publicSsh: options.publicSsh },
+      {
+        network: options.network,
+        project: options.project,
+        publicSsh: options.publicSsh,
+        log: this.log,
+      },
       () => this.#placement.isClustered,
     );
   }

@@ -35,27 +35,35 @@ export async function listForwards(client: IncusClient, network: string): Promis
 }
 
 /**
- * A port freed on a forward is held back (`holdMs`) before another machine may get it: users of
- * a destroyed VM still have its host:port in their shell history and known_hosts, and at once
- * it would reach a stranger's machine. The hold is recorded on the forward itself (a config key
- * per port: the time it was freed), where the allocation is recorded, so it survives restarts
- * and is seen by every process sharing the daemon.
+ * A port freed on a forward is held back (`holdMs`) before another machine gets it when the
+ * range has room: users of a destroyed VM still have its host:port in their shell history and
+ * known_hosts, and at once it would reach a stranger's machine. The hold is best effort (when
+ * every unheld port is in use, the port held longest is handed on, `freePort`), so no account
+ * can use it to refuse everyone's VMs. It is recorded on the forward itself (a config key per
+ * port: the time it was freed), where the allocation is recorded, so it survives restarts and is
+ * seen by every process sharing the daemon.
  */
 const FREED_PREFIX = 'user.svc.ssh-freed.';
 
-/** The ports of a forward's config still held back at `now`. */
-export function heldPorts(config: Readonly<Record<string, string>>, holdMs: number, now: number) {
-  const held = new Set<number>();
+/** The ports of a forward's config still held back at `now`, each with when it was freed. */
+export function heldPorts(
+  config: Readonly<Record<string, string>>,
+  holdMs: number,
+  now: number,
+): Map<number, number> {
+  const held = new Map<number, number>();
   for (const [key, value] of Object.entries(config)) {
     if (!key.startsWith(FREED_PREFIX)) continue;
-    if (Date.parse(value) + holdMs > now) held.add(Number(key.slice(FREED_PREFIX.length)));
+    const freedAt = Date.parse(value);
+    if (freedAt + holdMs > now) held.set(Number(key.slice(FREED_PREFIX.length)), freedAt);
   }
   return held;
 }
 
 /**
  * The forward's config after a change from `before` to `after`: ports no entry holds any more
- * are recorded as freed now, holds that are over or whose port is taken again are dropped.
+ * are recorded as freed now, holds that are over or whose port is taken again (its own VM's
+ * back, or handed on as the oldest hold of a range with no other port left) are dropped.
  */
 function configAfter(
   config: Readonly<Record<string, string>>,
@@ -83,16 +91,16 @@ function configAfter(
 
 /**
  * Rewrites the port list of the forward on `listen` (on `member` of a cluster) with `change`,
- * which is told the ports held back there, written with the forward's ETag, until a fresh read
- * shows the result: made when missing, deleted when the service made it and it is left empty
- * with no port held. Ports the change frees are held for `holdMs`. The caller holds the bridge's
- * lock; the ETag covers writers that do not take it.
+ * which is told the ports held back there (and when each was freed), written with the forward's
+ * ETag, until a fresh read shows the result: made when missing, deleted when the service made it
+ * and it is left empty with no port held. Ports the change frees are held for `holdMs`. The
+ * caller holds the bridge's lock; the ETag covers writers that do not take it.
  */
 export async function changeForward(
   client: IncusClient,
   network: string,
   at: { readonly listen: string; readonly member: string | undefined; readonly holdMs: number },
-  change: (ports: ForwardPort[], held: ReadonlySet<number>) => Promise<ForwardPort[]>,
+  change: (ports: ForwardPort[], held: ReadonlyMap<number, number>) => Promise<ForwardPort[]>,
 ): Promise<void> {
   const path = `${forwardsPath(network)}/${at.listen}`;
   const query = at.member ? { target: at.member } : undefined;

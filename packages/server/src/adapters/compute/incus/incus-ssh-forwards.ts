@@ -1,4 +1,5 @@
 import { ANY_MEMBER, type IncusPublicSsh } from '../../../config/incus-public-ssh.js';
+import type { Logger } from '../../../logger.js';
 import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { type IncusClient, isNotFound } from './incus-client.js';
 import { complete, type Instance, NIC, pinnedAddress } from './incus-instance.js';
@@ -10,7 +11,7 @@ import {
   hasExpiredHold,
   listForwards,
 } from './incus-network-forward.js';
-import { freePort, SSH_PORT_KEY, usedPorts } from './incus-ssh-ports.js';
+import { freePort, type PortChoice, SSH_PORT_KEY, usedPorts } from './incus-ssh-ports.js';
 
 /** `INCUS_SSH_PORT_HOLD_HOURS`'s default. */
 const DEFAULT_HOLD_MS = 24 * 3_600_000;
@@ -52,6 +53,7 @@ export class IncusSshForwards {
       readonly project: string;
       /** Unset: no outside SSH; this project's entries are removed. */
       readonly publicSsh?: IncusPublicSsh | undefined;
+      readonly log: Logger;
     },
     readonly isClustered: () => boolean,
   ) {}
@@ -86,11 +88,12 @@ export class IncusSshForwards {
       const member = this.#member(current);
       const target = pinnedAddress(current);
       const recorded = Number(current.config[SSH_PORT_KEY]);
-      let port = 0;
+      let choice: PortChoice = { port: 0 };
       await this.#change({ listen, member }, async (ports, held) => {
         const own = ports.find((entry) => this.#isOwn(entry, machineId));
         if (own && own.target_address === target) {
-          port = Number(own.listen_port);
+          // Kept, or written by this change's previous attempt (whose choice is the one to log).
+          if (choice.port !== Number(own.listen_port)) choice = { port: Number(own.listen_port) };
           return ports;
         }
         const others = ports.filter((entry) => !this.#isOwn(entry, machineId));
@@ -98,7 +101,8 @@ export class IncusSshForwards {
           name: instance.name,
           project: this.options.project,
         });
-        port = freePort(publicSsh.ports, used, recorded, held);
+        choice = freePort(publicSsh.ports, used, recorded, held, Date.now());
+        const { port } = choice;
         return [
           ...others,
           {
@@ -110,6 +114,13 @@ export class IncusSshForwards {
           },
         ];
       });
+      const { port, heldMs } = choice;
+      if (heldMs !== undefined) {
+        this.options.log.info(
+          { port, heldHours: Math.round(heldMs / 360_000) / 10, listen },
+          'every other public SSH port is in use: the one held longest since its VM was destroyed is handed on',
+        );
+      }
       if (String(port) !== current.config[SSH_PORT_KEY]) {
         await this.client.call('PATCH', `/1.0/instances/${instance.name}`, {
           body: { config: { [SSH_PORT_KEY]: String(port) } },
@@ -201,7 +212,7 @@ export class IncusSshForwards {
 
   #change(
     at: { listen: string; member: string | undefined },
-    change: (ports: ForwardPort[], held: ReadonlySet<number>) => Promise<ForwardPort[]>,
+    change: (ports: ForwardPort[], held: ReadonlyMap<number, number>) => Promise<ForwardPort[]>,
   ) {
     return changeForward(
       this.client,

@@ -5,14 +5,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../../../test/clean-up.js';
 import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import { LogCapture } from '../../../../test/log-capture.js';
 import { createOutsideClient, type OutsideClient } from '../../../../test/outside-client.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';
 import type { Forward } from './incus-network-forward.js';
 
 // A public SSH port freed by a destroyed Plain VM is held back (INCUS_SSH_PORT_HOLD_HOURS) before
-// another VM gets it, recorded on the network forward, on the real daemon. Two ports only, so
-// the range is full as soon as one is held and the other taken.
+// another VM gets it while the range has room, recorded on the network forward, on the real
+// daemon; with no other port left the one held longest is handed on, and only a range whose
+// every port is in use by a VM refuses one. Two ports only, so the range runs out at once.
 
 const PORTS = { first: 22300, last: 22301 };
 const HOLD_MS = 24 * 3_600_000;
@@ -23,6 +25,7 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
   let project: Awaited<ReturnType<typeof createIncusProject>>;
   let incus: IncusClient;
   let driver: IncusComputeDriver;
+  const logs = new LogCapture();
 
   beforeAll(async () => {
     outside = await createOutsideClient();
@@ -40,7 +43,7 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
         cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
         publicSsh: { addresses: { '*': outside.hostAddress }, ports: PORTS, holdMs: HOLD_MS },
       },
-      pino({ level: 'silent' }),
+      pino({ level: 'info' }, logs),
     );
     await driver.connect();
   });
@@ -84,7 +87,7 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
       firewall: DEFAULT_FIREWALL_RULES,
     });
 
-  it('gives a freed port to nobody else until its hold is over, even with the range full', async () => {
+  it('hands a held port on only when no other is left, the one held longest first', async () => {
     const first = await plainVm();
     expect(first.ssh).toEqual({ host: outside.hostAddress, port: PORTS.first });
     await driver.deleteServer(first.id);
@@ -95,35 +98,45 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
       Date.now() - 60_000,
     );
 
+    // A free port goes before a held one, even a lower one.
     const second = await plainVm();
     expect(second.ssh?.port).toBe(PORTS.last);
-    // The range's other port is taken and the first held: the next VM gets none.
-    const refused = randomUUID();
-    await expect(plainVm(refused)).rejects.toThrow(
-      /no free SSH port left .*1 of them freed recently/,
-    );
-    // Its instance, made before the port was looked for, goes as a failed provisioning's does.
-    await driver.deleteServer(refused);
+    await driver.deleteServer(second.id);
 
-    // A hold that is over (its record set back by more than the hold) frees the port again.
-    const longAgo = new Date(Date.now() - HOLD_MS - 60_000).toISOString();
-    await setHolds(longAgo, [PORTS.first]);
+    // Both held, the higher freed earlier: with nothing else left, it is handed on first.
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    await setHolds(hoursAgo(2), [PORTS.last]);
+    await setHolds(hoursAgo(1), [PORTS.first]);
     const third = await plainVm();
-    expect(third.ssh?.port).toBe(PORTS.first);
+    expect(third.ssh?.port).toBe(PORTS.last);
+    expect(
+      Object.keys((await forward()).metadata.config).filter((k) => k.startsWith(FREED)),
+    ).toEqual([`${FREED}${PORTS.first}`]);
+    const handedOn = logs.entries().find((line) => line.port === PORTS.last && 'heldHours' in line);
+    expect(handedOn).toMatchObject({ level: 30, heldHours: 2 });
+    const fourth = await plainVm();
+    expect(fourth.ssh?.port).toBe(PORTS.first);
     expect(
       Object.keys((await forward()).metadata.config).filter((k) => k.startsWith(FREED)),
     ).toEqual([]);
 
+    // Every port in use by a VM: the next one gets none.
+    const refused = randomUUID();
+    await expect(plainVm(refused)).rejects.toThrow(/no free SSH port left .*every port is in use/);
+    // Its instance, made before the port was looked for, goes as a failed provisioning's does.
+    await driver.deleteServer(refused);
+
     // Destroying both holds both; the forward stays for them.
-    await driver.deleteServer(second.id);
     await driver.deleteServer(third.id);
+    await driver.deleteServer(fourth.id);
     expect(Object.keys((await forward()).metadata.config).sort()).toEqual([
       `${FREED}${PORTS.first}`,
       `${FREED}${PORTS.last}`,
     ]);
 
-    // Once their holds are over, the reconciler drops them, and the forward with them.
-    await setHolds(longAgo);
+    // Once their holds are over (their records set back by more than the hold), the reconciler
+    // drops them, and the forward with them.
+    await setHolds(hoursAgo(HOLD_MS / 3_600_000 + 1));
     await driver.reconcile();
     await expect(forward()).rejects.toThrow(/not found/i);
   });

@@ -29,26 +29,38 @@ export async function usedPorts(
   ]);
 }
 
+/** The port a VM gets; `heldMs` when it was still held back for a destroyed VM's users. */
+export interface PortChoice {
+  readonly port: number;
+  readonly heldMs?: number;
+}
+
 /**
  * The recorded port when it is still free (a port held back since this machine's entry was
- * removed is still its own: nobody else may record it), else the lowest port of the range that
- * is neither used nor held back. A held port is never handed to another machine before its hold
- * is over, even when the range is full otherwise: the hold is there so that an old host:port
- * never reaches a stranger's machine, and a busy range is exactly when ports change hands; the
- * operator widens `INCUS_SSH_PORTS` (or shortens `INCUS_SSH_PORT_HOLD_HOURS`) instead.
+ * removed is still its own), else the lowest port of the range that is neither used nor held
+ * back, else the held port freed longest ago. The hold is best effort: it keeps an old host:port
+ * from reaching a stranger's machine whenever the range has room, but never refuses a VM while a
+ * port is not in use, or one account that makes and destroys VMs in a loop would hold the whole
+ * range and refuse everyone's Plain VMs for the length of the hold. Only a range with every port
+ * in use by a VM refuses. `held` maps each held port to the time it was freed.
  */
 export function freePort(
   range: IncusPublicSsh['ports'],
   used: ReadonlySet<number>,
   recorded: number,
-  held: ReadonlySet<number> = new Set(),
-): number {
+  held: ReadonlyMap<number, number>,
+  now: number,
+): PortChoice {
   const { first, last } = range;
-  if (recorded >= first && recorded <= last && !used.has(recorded)) return recorded;
+  if (recorded >= first && recorded <= last && !used.has(recorded)) return { port: recorded };
   for (let port = first; port <= last; port++) {
-    if (!used.has(port) && !held.has(port)) return port;
+    if (!used.has(port) && !held.has(port)) return { port };
   }
+  const oldest = [...held]
+    .filter(([port]) => port >= first && port <= last && !used.has(port))
+    .sort(([portA, freedA], [portB, freedB]) => freedA - freedB || portA - portB)[0];
+  if (oldest) return { port: oldest[0], heldMs: now - oldest[1] };
   throw new Error(
-    `no free SSH port left in INCUS_SSH_PORTS (${first}-${last}): ${held.size} of them freed recently and held back (INCUS_SSH_PORT_HOLD_HOURS)`,
+    `no free SSH port left in INCUS_SSH_PORTS (${first}-${last}): every port is in use by a Plain VM; widen the range`,
   );
 }
