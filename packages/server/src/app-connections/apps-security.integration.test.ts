@@ -81,6 +81,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
     ])('%s', async (_, query, status, error) => {
       const user = await newUser(apps.t);
       const before = await appRowCounts(apps.t);
+      // A raw path: each query is malformed on purpose (a provider or scope not offered).
       const res = await user.client.get(`/api/apps/authorize?${query}`);
       expect(res).toMatchObject({ status, body: { error } });
       expect(await appRowCounts(apps.t)).toEqual(before);
@@ -130,6 +131,7 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
   describe('state: single use, 10 minutes, bound to its user', () => {
     it('an unknown state: 400 page, nothing stored', async () => {
       const before = await appRowCounts(apps.t);
+      // Raw paths for the callback: the provider's redirect, forged, is the point.
       const res = await apps.t.newClient().get('/api/apps/callback?code=abc&state=forged');
       expect(res.status).toBe(400);
       expect(res.body).toContain('data-outcome="failed"');

@@ -44,6 +44,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
 
   const setRole = (as: TestClient, userId: string, role: Role) =>
     as.send(changeMemberRole, { params: { id: ids.org, userId }, body: { role } });
+  // A raw path: the tests write the query string themselves, malformed ones included.
   const log = async (as: TestClient, query = '') => {
     const res = await as.get(`/api/accounts/${ids.org}/audit${query}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
