@@ -232,8 +232,12 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
   });
 
   it('restarts only when running (409 otherwise), and destroy ends billing and removes the VM (then 404)', async () => {
+    // Held in provisioning while the restart is refused: the job is woken at once on commit.
+    t.compute.behave('createServer', { hang: true });
     const vm = (await client.post('/api/plain-vms', body({ name: 'life' }))).body as PlainVm;
     expect((await client.post(`/api/plain-vms/${vm.id}/restart`)).status).toBe(409);
+    t.compute.behave('createServer', {});
+    t.compute.release();
     await reach(vm.id, 'running');
     expect((await client.post(`/api/plain-vms/${vm.id}/stop`)).body.status).toBe('stopping');
     await reach(vm.id, 'stopped');
