@@ -1,5 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
+import {
+  DEFAULT_FIREWALL_RULES,
+  type FirewallRule,
+  getPlainVmFirewall,
+  putPlainVmFirewall,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -34,9 +39,9 @@ describe.each(databaseKinds)('the firewall in the database and at the provider o
     return runningPlainVm(client, `fw-${n}`, 15_000);
   };
   const put = (id: string, rules: FirewallRule[]) =>
-    client.put(`/api/plain-vms/${id}/firewall`, { rules });
+    client.send(putPlainVmFirewall, { params: { id }, body: { rules } });
   const shown = async (id: string) =>
-    (await client.get(`/api/plain-vms/${id}/firewall`)).body.rules as FirewallRule[];
+    (await client.call(getPlainVmFirewall, { params: { id } })).body.rules as FirewallRule[];
   const enforced = (id: string) => t.compute.servers.get(id)?.firewall;
   /** The firewall's keeper as another process would build it: same database, same provider. */
   const sync = () =>
