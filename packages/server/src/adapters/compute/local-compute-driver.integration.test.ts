@@ -2,6 +2,15 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Agent } from '@svc/contract';
+import {
+  cloneAgent,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  getSelfAgent,
+  startAgent,
+  stopAgent,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../../test/test-context.js';
 import { waitFor } from '../../../test/wait.js';
@@ -23,14 +32,17 @@ describe('local compute driver under the service', () => {
   });
   afterAll(() => t?.close());
 
-  const status = async (id: string) => (await client().get(`/api/agents/${id}`)).body.status;
+  const status = async (id: string) =>
+    (await client().call(getAgent, { params: { id } })).body.status;
 
   it('runs an Agent as a real process with agent.env in its home, stops, starts and destroys it', async () => {
-    const created = await client().post('/api/agents', {
-      name: 'local one',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await client().call(createAgent, {
+      body: {
+        name: 'local one',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+      },
     });
     expect(created.status).toBe(201);
     const agent = created.body as Agent;
@@ -49,18 +61,18 @@ describe('local compute driver under the service', () => {
     );
     expect(env).toMatchObject({ SVC_API_URL: t.ctx.config.http.publicUrl, SVC_AGENT_ID: agent.id });
     const auth = { headers: { authorization: `Bearer ${env.SVC_HMAC_TOKEN}` } };
-    expect(await t.newClient().get('/api/agent/self', auth)).toMatchObject({
+    expect(await t.newClient().call(getSelfAgent, {}, auth)).toMatchObject({
       status: 200,
       body: { id: agent.id },
     });
 
     await writeFile(path.join(home, 'notes.txt'), 'kept across stop/start');
-    await client().post(`/api/agents/${agent.id}/stop`);
+    await client().call(stopAgent, { params: { id: agent.id } });
     await waitFor(async () => (await status(agent.id)) === 'stopped', 10_000);
     expect(await driver.isProcessAlive(agent.id)).toBe(false);
     expect(await readFile(path.join(home, 'notes.txt'), 'utf8')).toBe('kept across stop/start');
 
-    await client().post(`/api/agents/${agent.id}/start`);
+    await client().call(startAgent, { params: { id: agent.id } });
     await waitFor(async () => (await status(agent.id)) === 'running', 10_000);
     expect(await driver.isProcessAlive(agent.id)).toBe(true);
 
@@ -81,10 +93,13 @@ describe('local compute driver under the service', () => {
     expect(await again.isProcessAlive(agent.id)).toBe(true);
 
     // A clone starts from a copy of the source's home, with its own agent.env.
-    const cloned = await client().post(`/api/agents/${agent.id}/clone`, {
-      name: 'local copy',
-      size: 'medium',
-      billingType: 'metered',
+    const cloned = await client().call(cloneAgent, {
+      params: { id: agent.id },
+      body: {
+        name: 'local copy',
+        size: 'medium',
+        billingType: 'metered',
+      },
     });
     expect(cloned.status).toBe(201);
     await waitFor(async () => (await status(cloned.body.id)) === 'running', 10_000);
@@ -96,18 +111,19 @@ describe('local compute driver under the service', () => {
       `SVC_AGENT_ID=${cloned.body.id}`,
     );
     expect(await driver.isProcessAlive(cloned.body.id)).toBe(true);
-    await client().delete(`/api/agents/${cloned.body.id}`);
+    await client().call(deleteAgent, { params: { id: cloned.body.id } });
     await waitFor(
-      async () => (await client().get(`/api/agents/${cloned.body.id}`)).status === 404,
+      async () =>
+        (await client().send(getAgent, { params: { id: cloned.body.id } })).status === 404,
       10_000,
     );
 
-    await client().delete(`/api/agents/${agent.id}`);
+    await client().call(deleteAgent, { params: { id: agent.id } });
     await waitFor(
-      async () => (await client().get(`/api/agents/${agent.id}`)).status === 404,
+      async () => (await client().send(getAgent, { params: { id: agent.id } })).status === 404,
       10_000,
     );
     expect(existsSync(path.join(driver.root, agent.id))).toBe(false);
-    expect((await t.newClient().get('/api/agent/self', auth)).status).toBe(401);
+    expect((await t.newClient().callError(getSelfAgent, {}, auth)).status).toBe(401);
   }, 60_000);
 });
