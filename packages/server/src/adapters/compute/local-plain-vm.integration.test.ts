@@ -3,6 +3,15 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
+import {
+  addVaultEntry,
+  createPlainVm,
+  deletePlainVm,
+  getPlainVm,
+  putPlainVmFirewall,
+  startPlainVm,
+  stopPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair, ssh } from '../../../test/openssh.js';
 import { openSshTerminal } from '../../../test/ssh-terminal.js';
@@ -29,30 +38,35 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
       [chosen, other].map(
         async (key, i) =>
           (
-            await t.client.post('/api/vault', {
-              type: 'ssh_key',
-              label: `k${i}`,
-              value: key.publicLine,
+            await t.client.call(addVaultEntry, {
+              body: {
+                type: 'ssh_key',
+                label: `k${i}`,
+                value: key.publicLine,
+              },
             })
           ).body.id as string,
       ),
     );
-    const created = await t.client.post('/api/plain-vms', {
-      name: 'box',
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'ubuntu-24.04',
-      billingType: 'metered',
-      access: { passwordEnabled: false, vaultEntryIds: [vault[0]] },
+    const created = await t.client.call(createPlainVm, {
+      body: {
+        name: 'box',
+        tier: 'small',
+        region: 'eu',
+        osImageKey: 'ubuntu-24.04',
+        billingType: 'metered',
+        access: { passwordEnabled: false, vaultEntryIds: vault.slice(0, 1) },
+      },
     });
     expect(created.status).toBe(201);
     await waitFor(
       async () =>
-        (await t.client.get(`/api/plain-vms/${created.body.id}`)).body.status === 'running',
+        (await t.client.call(getPlainVm, { params: { id: created.body.id } })).body.status ===
+        'running',
       30_000,
       'running',
     );
-    vm = (await t.client.get(`/api/plain-vms/${created.body.id}`)).body;
+    vm = (await t.client.call(getPlainVm, { params: { id: created.body.id } })).body;
   }, 60_000);
   afterAll(async () => {
     await t?.close();
@@ -60,8 +74,11 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
   });
 
   const firewall = (sourceIps: string[], port = '22') =>
-    t.client.put(`/api/plain-vms/${vm.id}/firewall`, {
-      rules: [{ protocol: 'tcp', port, sourceIps }],
+    t.client.call(putPlainVmFirewall, {
+      params: { id: vm.id },
+      body: {
+        rules: [{ protocol: 'tcp', port, sourceIps }],
+      },
     });
 
   it('shows where to connect and lets the default user in with the chosen Vault key, in its home', async () => {
@@ -83,12 +100,12 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
   it('applies firewall changes without a restart: refused when 127.0.0.1 is no longer allowed on 22, let in again after', async () => {
     const port = vm.ssh?.port as number;
     const pid = (await driver.isProcessAlive(vm.id)) && port;
-    expect((await firewall(['10.0.0.0/8'])).body.rules[0].sourceIps).toEqual(['10.0.0.0/8']);
+    expect((await firewall(['10.0.0.0/8'])).body.rules[0]?.sourceIps).toEqual(['10.0.0.0/8']);
     expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
     // Allowed address, wrong port: still refused.
     await firewall(['127.0.0.1'], '2222');
     expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
-    expect((await firewall(['127.0.0.1'])).body.rules[0].sourceIps).toEqual(['127.0.0.1/32']);
+    expect((await firewall(['127.0.0.1'])).body.rules[0]?.sourceIps).toEqual(['127.0.0.1/32']);
     expect(await ssh(port, 'ubuntu', chosen.file, 'echo ok')).toEqual({ code: 0, stdout: 'ok\n' });
     expect(await driver.isProcessAlive(vm.id)).toBe(Boolean(pid));
   });
@@ -155,19 +172,20 @@ describe('a Plain VM on the local driver, reached with the OpenSSH client', () =
   it('keeps the home across stop and start, and destroy removes the machine', async () => {
     const port = vm.ssh?.port as number;
     await ssh(port, 'ubuntu', chosen.file, 'echo kept > note.txt');
-    await t.client.post(`/api/plain-vms/${vm.id}/stop`);
-    const status = async () => (await t.client.get(`/api/plain-vms/${vm.id}`)).body.status;
+    await t.client.call(stopPlainVm, { params: { id: vm.id } });
+    const status = async () =>
+      (await t.client.call(getPlainVm, { params: { id: vm.id } })).body.status;
     await waitFor(async () => (await status()) === 'stopped', 15_000, 'stopped');
     expect((await ssh(port, 'ubuntu', chosen.file, 'echo ok')).code).toBe(255);
-    await t.client.post(`/api/plain-vms/${vm.id}/start`);
+    await t.client.call(startPlainVm, { params: { id: vm.id } });
     await waitFor(async () => (await status()) === 'running', 15_000, 'running');
     expect(await ssh(port, 'ubuntu', chosen.file, 'cat note.txt')).toEqual({
       code: 0,
       stdout: 'kept\n',
     });
-    await t.client.delete(`/api/plain-vms/${vm.id}`);
+    await t.client.call(deletePlainVm, { params: { id: vm.id } });
     await waitFor(
-      async () => (await t.client.get(`/api/plain-vms/${vm.id}`)).status === 404,
+      async () => (await t.client.send(getPlainVm, { params: { id: vm.id } })).status === 404,
       15_000,
       'removed',
     );
