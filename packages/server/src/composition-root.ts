@@ -26,6 +26,11 @@ export interface ServiceOptions {
   readonly adminSocket?: boolean;
   /** Count the process's own CPU, memory and event loop lag (the process entry only). */
   readonly processMetrics?: boolean;
+  /**
+   * `false`: the operator's command run in process (`admin-local.ts`) leaves the host's firewall
+   * table for machines (Incus on the local socket) to the service, so it needs no root.
+   */
+  readonly hostGuard?: boolean;
   readonly parts?: ServiceParts;
 }
 
@@ -60,6 +65,7 @@ export async function composeService(
       config.dataDir,
       log.root.child({ subsystem: 'compute' }),
       secrets,
+      options.hostGuard === false ? { hostGuard: false } : {},
     ));
   const isAgentHost = agentHostMatcher(config.http.agentOrigin.domain, config.http.publicUrl);
   const front =

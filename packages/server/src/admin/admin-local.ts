@@ -25,8 +25,13 @@ export async function runInProcess(
     loggers.root.warn({ dataDir: config.dataDir, tightened }, 'DATA_DIR made owner-only');
   }
   const secrets = await resolveSecrets(config, raw, (message) => loggers.root.warn(message));
-  // The service as the process builds it, on its database, running no jobs and listening nowhere.
-  const service = await composeService(config, secrets, { parts: { loggers }, work: false });
+  // The service as the process builds it, on its database, running no jobs and listening nowhere,
+  // and leaving the host's firewall table to the service (writing it would need root).
+  const service = await composeService(config, secrets, {
+    parts: { loggers },
+    work: false,
+    hostGuard: false,
+  });
   try {
     await service.start();
     // What the socket would answer: JSON (dates as ISO strings).

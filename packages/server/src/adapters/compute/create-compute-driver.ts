@@ -18,6 +18,8 @@ export async function createComputeDriver(
   dataDir: string,
   log: Logger,
   secrets: Pick<Secrets, 'hcloudToken' | 'hmacKey' | 'gatewayCa'>,
+  /** `hostGuard: false`: leave the host's firewall table alone (`IncusDriverOptions.hostGuard`). */
+  process: { readonly hostGuard?: boolean } = {},
 ): Promise<ComputeDriver> {
   if (config.driver === 'local') {
     const { LocalComputeDriver } = await import('./local-compute-driver.js');
@@ -56,6 +58,7 @@ export async function createComputeDriver(
       ...options,
       ...(remote && { remote }),
       ...(secrets.gatewayCa && { gatewayCa: secrets.gatewayCa }),
+      ...(process.hostGuard === false && { hostGuard: false }),
     },
     log,
   );

@@ -39,7 +39,12 @@ import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-c
 import { connectIncus } from './incus-connect.js';
 import { serviceEndpoint } from './incus-egress.js';
 import { alignmentPatch } from './incus-hardening.js';
-import { type HostGuardSpec, requireHostGuard, SERVICE_ENTRY_S } from './incus-host-guard.js';
+import {
+  type HostGuardSpec,
+  keepHostGuard,
+  requireHostGuard,
+  SERVICE_ENTRY_S,
+} from './incus-host-guard.js';
 import { bootableImages } from './incus-images.js';
 import {
   complete,
@@ -93,6 +98,14 @@ export interface IncusDriverOptions {
   readonly serviceUrl?: string;
   /** IPv4 CIDRs machines may reach though private or link-local (`INCUS_EGRESS_ALLOW`). */
   readonly egressAllow?: readonly string[];
+  /**
+   * Write and renew the host's baseline on the local socket (default). `false` for the
+   * operator's commands run in process (`admin-local.ts`): they need no root, and the service's
+   * own processes keep the table.
+   */
+  readonly hostGuard?: boolean;
+  /** How often the baseline is renewed (default `RENEW_EVERY_MS`, 5 minutes). */
+  readonly hostGuardRenewMs?: number;
   /** Signs Agents' gateway certificates (`GATEWAY_CA_*`); Agents cannot be made without it. */
   readonly gatewayCa?: GatewayCa;
 }
@@ -125,6 +138,8 @@ export class IncusComputeDriver implements ComputeDriver {
   #bridgeHost: string | undefined;
   /** The host's baseline for the bridge (`incus-host-guard.ts`), kept on the local socket only. */
   #guard: HostGuardSpec | undefined;
+  /** Stops the renewal of the baseline (`keepHostGuard`), started once it was written. */
+  #stopGuard: (() => void) | undefined;
 
   constructor(
     readonly options: IncusDriverOptions,
@@ -155,7 +170,11 @@ export class IncusComputeDriver implements ComputeDriver {
    * project, bridge or pool is wrong (`connectIncus`); creates a missing project.
    */
   async connect(): Promise<void> {
-    const { isClustered, bridgeCidr } = await connectIncus(this.#client, this.options, this.log);
+    const { isClustered, bridgeCidr, bridgeIpv6Cidr } = await connectIncus(
+      this.#client,
+      this.options,
+      this.log,
+    );
     this.#placement.isClustered = isClustered;
     this.#firewall.isClustered = isClustered;
     this.#bridgeHost = ipaddr.IPv4.parseCIDR(bridgeCidr)[0].toString();
@@ -167,18 +186,24 @@ export class IncusComputeDriver implements ComputeDriver {
     };
     await this.#firewall.hostAddresses();
     // On this host's own daemon the service sets the host's baseline (a remote daemon's host is
-    // the operator's: see the README's isolation model).
-    if (!this.options.remote) {
+    // the operator's: see the README's isolation model), and renews it on a timer of its own,
+    // so an entry never depends on a job worker running in this process.
+    if (!this.options.remote && this.options.hostGuard !== false) {
       this.#guard = {
         bridge: this.options.network,
         bridgeCidr,
+        ...(bridgeIpv6Cidr && { bridgeIpv6Cidr }),
         ...(this.#firewall.egress.service && { service: this.#firewall.egress.service }),
         allow: this.#firewall.egress.allow ?? [],
         serviceEntryS: SERVICE_ENTRY_S,
       };
-      await requireHostGuard(this.#guard);
       this.#firewall.hostGuard = true;
-      await this.#firewall.syncHostGuard();
+      await this.#writeGuard();
+      this.#stopGuard ??= keepHostGuard(
+        () => this.#writeGuard(),
+        this.log,
+        this.options.hostGuardRenewMs,
+      );
     }
     for (const address of Object.values(this.options.publicSsh?.addresses ?? {})) {
       if (ipaddr.IPv4.parse(address).match(ipaddr.IPv4.parseCIDR(bridgeCidr))) {
@@ -213,7 +238,16 @@ export class IncusComputeDriver implements ComputeDriver {
     return url.toString().replace(/\/$/, '');
   }
 
+  /** The baseline written again: this service's entry renewed, a removed table put back. */
+  async #writeGuard(): Promise<void> {
+    if (!this.#guard) return;
+    await requireHostGuard(this.#guard);
+    await this.#firewall.syncHostGuard();
+  }
+
   async close(): Promise<void> {
+    this.#stopGuard?.();
+    this.#stopGuard = undefined;
     this.#client.close();
   }
 
@@ -372,12 +406,8 @@ export class IncusComputeDriver implements ComputeDriver {
     await runEach(this.log, {
       'SSH forwards': async () => this.#forwards.repair(await this.#instances('1')),
       'isolation and egress': () => this.#alignAll(),
-      // Renews this service's entry before it lapses, and puts back a table someone removed.
-      "the host's baseline": async () => {
-        if (!this.#guard) return;
-        await requireHostGuard(this.#guard);
-        await this.#firewall.syncHostGuard();
-      },
+      // Puts back a table someone removed (the driver's timer renews the entry in between).
+      "the host's baseline": () => this.#writeGuard(),
     });
   }
 

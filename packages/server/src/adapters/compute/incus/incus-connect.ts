@@ -35,14 +35,14 @@ export async function connectIncus(
   client: IncusClient,
   options: { readonly project: string; readonly network: string; readonly storagePool: string },
   log: Logger,
-): Promise<{ isClustered: boolean; bridgeCidr: string }> {
+): Promise<{ isClustered: boolean; bridgeCidr: string; bridgeIpv6Cidr?: string }> {
   if (!client.options.remote) await requireBridgeNetfilter();
   try {
     const { isClustered } = await client.ping();
     await ensureProject(client, options.project, log);
-    const bridgeCidr = await requireBridge(client, options.network);
+    const { bridgeCidr, bridgeIpv6Cidr } = await requireBridge(client, options.network);
     await requirePool(client, options.storagePool);
-    return { isClustered, bridgeCidr };
+    return { isClustered, bridgeCidr, ...(bridgeIpv6Cidr && { bridgeIpv6Cidr }) };
   } catch (error) {
     // An absent daemon and Incus's own refusals are the operator's to fix: their message alone.
     if (error instanceof IncusError || error instanceof IncusUnreachableError) {
@@ -96,7 +96,10 @@ async function findProject(client: IncusClient, project: string): Promise<Projec
 }
 
 /** The bridge's IPv4 address with its prefix (`10.77.0.1/24`). */
-async function requireBridge(client: IncusClient, network: string): Promise<string> {
+async function requireBridge(
+  client: IncusClient,
+  network: string,
+): Promise<{ bridgeCidr: string; bridgeIpv6Cidr?: string }> {
   let config: Record<string, string>;
   try {
     ({ config } = await client.call<Project>(
@@ -115,7 +118,12 @@ async function requireBridge(client: IncusClient, network: string): Promise<stri
       `Incus network ${network} (INCUS_NETWORK) has no IPv4 subnet: give it one with \`incus network set ${network} ipv4.address=10.77.0.1/24\`, or name another bridge`,
     );
   }
-  return cidr;
+  // `none`, `auto` before Incus picked one, or unset: the bridge has no IPv6 address of its own.
+  const cidr6 = config['ipv6.address'];
+  return {
+    bridgeCidr: cidr,
+    ...(cidr6?.includes(':') && cidr6.includes('/') && { bridgeIpv6Cidr: cidr6 }),
+  };
 }
 
 async function requirePool(client: IncusClient, pool: string): Promise<void> {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ComputeUnavailable } from '../compute-driver.js';
 import { toAclRules } from './incus-firewall.js';
 import {
@@ -7,9 +7,12 @@ import {
   guardRuleset,
   type HostGuardSpec,
   ingressRuleset,
+  keepHostGuard,
   type NftCommand,
   type NftRunner,
+  RENEW_EVERY_MS,
   requireHostGuard,
+  SERVICE_ENTRY_S,
 } from './incus-host-guard.js';
 
 // The ruleset is read here, by a small evaluator of the expressions it uses: no packet is sent.
@@ -53,6 +56,9 @@ function read(left: Json, packet: Packet, services: Set<string>): unknown {
   if (protocol === 'ip' && field === 'daddr') {
     return (packet.family ?? 'ipv4') === 'ipv4' ? packet.daddr : undefined;
   }
+  if (protocol === 'ip6' && field === 'daddr') {
+    return packet.family === 'ipv6' ? packet.daddr : undefined;
+  }
   if (protocol === 'ip' && field === 'saddr') {
     return (packet.family ?? 'ipv4') === 'ipv4' ? (packet.saddr ?? '10.77.0.50') : undefined;
   }
@@ -75,10 +81,12 @@ function matches(expr: Json, packet: Packet, services: Set<string>): boolean {
   const candidates: unknown[] = right?.set ?? [right];
   const found = candidates.some((candidate: any) => {
     if (candidate?.prefix) {
-      return ipaddr.IPv4.parse(String(value)).match(
-        ipaddr.IPv4.parse(candidate.prefix.addr),
-        candidate.prefix.len,
-      );
+      const address = ipaddr.parse(String(value));
+      const network = ipaddr.parse(candidate.prefix.addr);
+      return address.kind() === network.kind() && address.match(network, candidate.prefix.len);
+    }
+    if (typeof candidate === 'string' && candidate.includes(':')) {
+      return ipaddr.parse(String(value)).toString() === ipaddr.parse(candidate).toString();
     }
     if (candidate?.range) {
       const [first, last] = candidate.range;
@@ -141,13 +149,39 @@ describe("the host's baseline for a bridge", () => {
     expect(through({ iif: 'eth0', protocol: 'tcp', daddr: '10.0.0.1', dport: 22 })).toBe('accept');
   });
 
-  it('over IPv6 lets in only neighbour discovery, DHCPv6 and DNS', () => {
+  it('over IPv6 lets in only neighbour discovery and DHCPv6 on the link, and no DNS', () => {
     const v6 = { family: 'ipv6', daddr: 'fe80::1' } as const;
     expect(toHost({ ...v6, protocol: 'icmpv6', icmpv6Type: 'nd-neighbor-solicit' })).toBe('accept');
+    expect(toHost({ ...v6, protocol: 'icmpv6', icmpv6Type: 'nd-router-solicit' })).toBe('accept');
     expect(toHost({ ...v6, protocol: 'udp', dport: 547 })).toBe('accept');
-    expect(toHost({ ...v6, protocol: 'udp', dport: 53 })).toBe('accept');
+    expect(toHost({ ...v6, daddr: 'ff02::1:2', protocol: 'udp', dport: 547 })).toBe('accept');
     expect(toHost({ ...v6, protocol: 'tcp', dport: 22 })).toBe('drop');
     expect(toHost({ ...v6, protocol: 'icmpv6', icmpv6Type: 'echo-request' })).toBe('drop');
+    // A bridge without IPv6 has no resolver there: no DNS over IPv6 to any of the host's addresses.
+    for (const daddr of ['fe80::1', '2001:db8::5', 'fd42::1']) {
+      for (const protocol of ['udp', 'tcp'] as const) {
+        expect(toHost({ family: 'ipv6', daddr, protocol, dport: 53 }), daddr).toBe('drop');
+      }
+    }
+    // The host's public IPv6 address: no DHCPv6 either.
+    expect(toHost({ family: 'ipv6', daddr: '2001:db8::5', protocol: 'udp', dport: 547 })).toBe(
+      'drop',
+    );
+  });
+
+  it("over IPv6 lets DNS reach only the bridge's own IPv6 address", () => {
+    const withV6 = guardRuleset(spec({ bridgeIpv6Cidr: 'fd42:1:2:3::1/64' })).nftables;
+    const check = (daddr: string, protocol: 'tcp' | 'udp', dport: number) =>
+      verdict(withV6, 'in.incusbr0', { family: 'ipv6', daddr, protocol, dport });
+    expect(check('fd42:1:2:3::1', 'udp', 53)).toBe('accept');
+    expect(check('fd42:1:2:3::1', 'tcp', 53)).toBe('accept');
+    expect(check('fd42:1:2:3::1', 'tcp', 22)).toBe('drop');
+    expect(check('fd42:1:2:3::2', 'udp', 53)).toBe('drop');
+    expect(check('2001:db8::5', 'udp', 53)).toBe('drop');
+    expect(check('2001:db8::5', 'tcp', 53)).toBe('drop');
+    expect(check('fe80::1', 'udp', 53)).toBe('drop');
+    expect(check('fe80::1', 'udp', 547)).toBe('accept');
+    expect(check('2001:db8::5', 'udp', 547)).toBe('drop');
   });
 
   it('drops what machines send through the host to the closed ranges, not to neighbours', () => {
@@ -321,5 +355,66 @@ describe('requireHostGuard', () => {
       return '';
     });
     expect(calls).toEqual([['-j', JSON.stringify(guardRuleset(spec()))]]);
+  });
+});
+
+describe('keepHostGuard', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('renews on its own timer well inside the entry’s lifetime, retrying after a failure', async () => {
+    expect(RENEW_EVERY_MS * 3).toBeLessThanOrEqual(SERVICE_ENTRY_S * 1000);
+    vi.useFakeTimers();
+    const warnings: unknown[][] = [];
+    let renewals = 0;
+    let failNext = false;
+    const stop = keepHostGuard(
+      async () => {
+        renewals += 1;
+        if (failNext) {
+          failNext = false;
+          throw new Error('nft -j <ruleset>: Operation not permitted');
+        }
+      },
+      { warn: (...args: unknown[]) => warnings.push(args) } as never,
+      1000,
+    );
+    await vi.advanceTimersByTimeAsync(999);
+    expect(renewals).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(renewals).toBe(1);
+    failNext = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(renewals).toBe(2);
+    expect(warnings).toHaveLength(1);
+    expect(JSON.stringify(warnings[0])).toContain('Operation not permitted');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(renewals).toBe(3);
+    stop();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(renewals).toBe(3);
+  });
+
+  it('skips a tick while a renewal still runs', async () => {
+    vi.useFakeTimers();
+    let started = 0;
+    let finish = () => {};
+    const stop = keepHostGuard(
+      () => {
+        started += 1;
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+      },
+      { warn: () => {} } as never,
+      1000,
+    );
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(started).toBe(1);
+    finish();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(started).toBe(2);
+    stop();
   });
 });

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import ipaddr from 'ipaddr.js';
+import type { Logger } from '../../../logger.js';
 import { ComputeUnavailable } from '../compute-driver.js';
 import { blockedDestinations } from './incus-egress.js';
 
@@ -31,6 +32,9 @@ export const GUARD_TABLE = 'svc_guard';
 /** How long a service's port stays open in the baseline unless its service renews it. */
 export const SERVICE_ENTRY_S = 30 * 60;
 
+/** How often the process that wrote the table renews it (`keepHostGuard`): well inside the above. */
+export const RENEW_EVERY_MS = 5 * 60_000;
+
 /** Ahead of Incus's chains (priority `filter`, 0): a drop here is final before they run. */
 const PRIORITY = -10;
 
@@ -39,6 +43,8 @@ export interface HostGuardSpec {
   readonly bridge: string;
   /** The bridge's own IPv4 address with its prefix (`10.77.0.1/24`). */
   readonly bridgeCidr: string;
+  /** The bridge's own IPv6 address with its prefix (`fd42::1/64`), when it has one. */
+  readonly bridgeIpv6Cidr?: string;
   /** Where this service's machines reach it (`SVC_API_URL`): these addresses, this TCP port. */
   readonly service?: { readonly addresses: readonly string[]; readonly port: number };
   /** IPv4 CIDRs the operator lets machines reach despite `BLOCKED_EGRESS`. */
@@ -101,11 +107,22 @@ export function guardRuleset(spec: HostGuardSpec): { nftables: NftCommand[] } {
   const names = guardNames(spec.bridge);
   const table = TABLE;
   const bridgeHost = ipaddr.IPv4.parseCIDR(spec.bridgeCidr)[0].toString();
+  const bridgeHost6 =
+    spec.bridgeIpv6Cidr && ipaddr.IPv6.parseCIDR(spec.bridgeIpv6Cidr)[0].toString();
   const fromBridge = match(meta('iifname'), spec.bridge);
   const rule = (chain: string, ...expr: Expr[]): NftCommand => ({
     add: { rule: { ...table, chain, expr: [fromBridge, ...expr] } },
   });
   const replies = REPLIES;
+  /** The bridge's resolver, over UDP and TCP, at the bridge's own address only. */
+  const dnsTo = (protocol: 'ip' | 'ip6', address: string) =>
+    rule(
+      names.input,
+      match(field(protocol, 'daddr'), address),
+      match(meta('l4proto'), { set: ['tcp', 'udp'] }),
+      match(field('th', 'dport'), 53),
+      ACCEPT,
+    );
   const toService = match(
     { concat: [field('ip', 'daddr'), field('tcp', 'dport')] },
     `@${names.services}`,
@@ -137,16 +154,11 @@ export function guardRuleset(spec: HostGuardSpec): { nftables: NftCommand[] } {
       ...freshChain(names.input, 'input'),
       // To the host: replies to what the host opened (the edge, SSH, pushes), DHCP, the
       // bridge's DNS, the services' ports; over IPv6 what address autoconfiguration and a
-      // bridge with IPv6 need (neighbour discovery, DHCPv6, DNS). Nothing else of the host.
+      // bridge with IPv6 need (neighbour discovery, DHCPv6, the bridge's DNS). Nothing else of
+      // the host.
       rule(names.input, replies, ACCEPT),
       rule(names.input, match(field('udp', 'dport'), 67), ACCEPT),
-      rule(
-        names.input,
-        match(field('ip', 'daddr'), bridgeHost),
-        match(meta('l4proto'), { set: ['tcp', 'udp'] }),
-        match(field('th', 'dport'), 53),
-        ACCEPT,
-      ),
+      dnsTo('ip', bridgeHost),
       rule(names.input, toService, ACCEPT),
       rule(
         names.input,
@@ -155,14 +167,17 @@ export function guardRuleset(spec: HostGuardSpec): { nftables: NftCommand[] } {
         }),
         ACCEPT,
       ),
-      rule(names.input, match(meta('nfproto'), 'ipv6'), match(field('udp', 'dport'), 547), ACCEPT),
+      // DHCPv6 only to the host's link-local addresses and the servers' multicast group, DNS
+      // only to the bridge's own IPv6 address: never to the host's other (public) addresses.
       rule(
         names.input,
-        match(meta('nfproto'), 'ipv6'),
-        match(meta('l4proto'), { set: ['tcp', 'udp'] }),
-        match(field('th', 'dport'), 53),
+        match(field('ip6', 'daddr'), {
+          set: [{ prefix: { addr: 'fe80::', len: 10 } }, 'ff02::1:2'],
+        }),
+        match(field('udp', 'dport'), 547),
         ACCEPT,
       ),
+      ...(bridgeHost6 ? [dnsTo('ip6', bridgeHost6)] : []),
       rule(names.input, DROP),
       ...freshChain(names.forward, 'forward'),
       // Through the host: replies (an outside SSH client's, whatever its address), the
@@ -311,4 +326,33 @@ export async function requireHostGuard(spec: HostGuardSpec, nft: NftRunner = run
       { cause: error },
     );
   }
+}
+
+/**
+ * Runs `renew` every `everyMs` in the process that wrote the table, whatever role it has and
+ * whether or not it runs jobs: an API or edge process whose job worker is down or elsewhere
+ * still keeps its service's entry from lapsing. A failed renewal is logged (its message only)
+ * and tried again at the next tick; one still running skips the tick. The timer keeps no
+ * process alive. Answers the function that stops it.
+ */
+export function keepHostGuard(
+  renew: () => Promise<void>,
+  log: Pick<Logger, 'warn'>,
+  everyMs = RENEW_EVERY_MS,
+): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    renew()
+      .catch((error: unknown) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        log.warn({ table: GUARD_TABLE, reason }, "renewing the host's baseline failed; retrying");
+      })
+      .finally(() => {
+        running = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

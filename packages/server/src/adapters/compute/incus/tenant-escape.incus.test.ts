@@ -15,7 +15,7 @@ import { buildUserData } from '../../../plain-vms/cloud-init.js';
 import type { CreateServerSpec } from '../compute-driver.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient } from './incus-client.js';
-import { IncusComputeDriver } from './incus-compute-driver.js';
+import { IncusComputeDriver, type IncusDriverOptions } from './incus-compute-driver.js';
 import { GUARD_TABLE, guardNames } from './incus-host-guard.js';
 import type { Instance } from './incus-instance.js';
 import { MACHINE_ID_KEY, PROJECT_KEY } from './incus-instance-spec.js';
@@ -33,6 +33,22 @@ const CLOSED_PORT = APP_PORT + 1;
 const run = promisify(execFile);
 
 let project: Awaited<ReturnType<typeof createIncusProject>>;
+const newDriver = (extra: Partial<IncusDriverOptions> = {}) =>
+  new IncusComputeDriver(
+    {
+      socketPath: INCUS_SOCKET,
+      project: project.name,
+      network: NETWORK,
+      storagePool: INCUS_POOL,
+      sizeFactor: 0.25,
+      instanceType: 'container',
+      agentImage: 'svc-agent',
+      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
+      serviceUrl: `http://localhost:${servicePort}`,
+      ...extra,
+    },
+    pino({ level: 'silent' }),
+  );
 let driver: IncusComputeDriver;
 let client: IncusClient;
 let service: http.Server;
@@ -118,20 +134,7 @@ beforeAll(async () => {
   });
   strayPort = await listen(stray, BRIDGE_HOST);
   await writeFile(marker, 'host only\n');
-  driver = new IncusComputeDriver(
-    {
-      socketPath: INCUS_SOCKET,
-      project: project.name,
-      network: NETWORK,
-      storagePool: INCUS_POOL,
-      sizeFactor: 0.25,
-      instanceType: 'container',
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
-      serviceUrl: `http://localhost:${servicePort}`,
-    },
-    pino({ level: 'silent' }),
-  );
+  driver = newDriver();
   await driver.connect();
   [victim, attacker] = await Promise.all([
     machine(victimId, 'svc-victim'),
@@ -483,5 +486,31 @@ EOF
     expect(listed[0]?.ssh?.host).toBe(attacker.ip);
     // Nothing reaches the machine at the address it took.
     expect(await fetchFromHost(free, APP_PORT)).toBeUndefined();
+  });
+
+  it("renews its port in the host's table on its own timer, and the operator's in-process commands leave the table alone", async () => {
+    const names = guardNames(NETWORK);
+    const entry = `${BRIDGE_HOST} . ${servicePort}`;
+    const listed = async () =>
+      (await run('nft', ['list', 'set', 'inet', GUARD_TABLE, names.services])).stdout;
+    const lapse = () =>
+      run('nft', ['delete', 'element', 'inet', GUARD_TABLE, names.services, `{ ${entry} }`]);
+    const renewing = newDriver({ hostGuardRenewMs: 500 });
+    const adminPath = newDriver({ hostGuard: false, hostGuardRenewMs: 500 });
+    try {
+      // As if the entry had lapsed: the operator's command run in process does not write it.
+      await lapse();
+      await adminPath.connect();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await listed()).not.toContain(entry);
+      // A driver that wrote the table puts it back without any job or reconcile.
+      await renewing.connect();
+      await lapse();
+      expect(await listed()).not.toContain(entry);
+      await waitFor(async () => (await listed()).includes(entry), 10_000, 'the renewed entry');
+    } finally {
+      await renewing.close();
+      await adminPath.close();
+    }
   });
 });
