@@ -39,7 +39,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # A clone of an Agent boots with its source's code-server: nothing to do.
-if [ "$(HOME="$work" code-server --version 2>/dev/null | grep -m 1 -o '^[0-9.]*')" = "$CODE_SERVER_VERSION" ]; then
+if HOME="$work" code-server --version 2>/dev/null | grep -q "^$CODE_SERVER_VERSION "; then
   say "$CODE_SERVER_VERSION present"
   exit 0
 fi
@@ -98,4 +98,5 @@ apt-get purge -y -qq --auto-remove "${BUILD_PACKAGES[@]}" >/dev/null
 apt-get clean
 rm -rf /root/.npm /root/.cache/node-gyp
 # In a home of its own: code-server's first run writes a config file (with a password) there.
-say "$(HOME="$work" code-server --version | grep -m 1 '^[0-9]'), $(du -sh "$PREFIX" | cut -f1)"
+version=$(HOME="$work" code-server --version)
+say "$(grep -m 1 '^[0-9]' <<<"$version"), $(du -sh "$PREFIX" | cut -f1)"

@@ -70,6 +70,12 @@ chroot "$root" env -i HOME=/root LANG=C.UTF-8 NODE_HEADERS="$headers" \
   NPM_CACHE=/tmp/svc-code-server/npm-cache CA_BUNDLE=/tmp/svc-code-server/ca.crt \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash /tmp/svc-code-server/agent-code-server.sh
+# Anything the install left running in the root (a build helper's daemon) would keep its /proc
+# busy when mmdebstrap unmounts it, failing the build after all its work.
+real=$(realpath "$root")
+for proc in /proc/[0-9]*; do
+  [ "$(readlink "$proc/root" 2>/dev/null)" = "$real" ] && kill "${proc#/proc/}" 2>/dev/null
+done
 unbind
 trap - EXIT
 rm -rf "$build"

@@ -117,7 +117,7 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
   it("runs the image's code-server 4.139.1 from the gateway, with telemetry and update checks off", async () => {
     const instance = `svc-${agent.id}`;
     const version = await incusExec(project.name, instance, 'code-server --version');
-    expect(version.stdout).toMatch(/^4\.139\.1 /);
+    expect(version.stdout).toMatch(/^4\.139\.1 /m);
     const running = await incusExec(project.name, instance, 'ps -u agent -o args=');
     const line = running.stdout.split('\n').find((args) => args.includes('code-server'));
     expect(line, running.stdout).toContain('--disable-telemetry');
