@@ -1,7 +1,7 @@
 import { createOrg, getAgent, listAgents, searchBundles, signOut, signUp } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { ApiError, callEndpoint, issuesAt } from './client.js';
-import { pollWhileTransient } from './queries/transient.js';
+import { POLL_MS, pollWhileTransient } from './queries/transient.js';
 
 const ID = '0b6c2a0e-8a3f-4d55-9b1e-0d7f3a1c2b4e';
 const NOW = '2026-11-22T08:00:00.000Z';
@@ -182,8 +182,8 @@ describe('pollWhileTransient', () => {
   it('polls while any machine is in a transient state, and stops when all have settled', () => {
     expect(pollWhileTransient(undefined)).toBe(false);
     expect(pollWhileTransient([{ status: 'running' }, { status: 'stopped' }])).toBe(false);
-    expect(pollWhileTransient([{ status: 'running' }, { status: 'starting' }])).toBe(1000);
-    expect(pollWhileTransient({ status: 'provisioning' })).toBe(1000);
+    expect(pollWhileTransient([{ status: 'running' }, { status: 'starting' }])).toBe(250);
+    expect(pollWhileTransient({ status: 'provisioning' })).toBe(POLL_MS);
     expect(pollWhileTransient({ status: 'error' })).toBe(false);
   });
 });
