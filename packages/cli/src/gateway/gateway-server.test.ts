@@ -57,6 +57,7 @@ describe('svc gateway', () => {
     };
     const found = await findCodeServer(env);
     expect(found).toBe(path.join(bin, 'code-server'));
+    codeServer = await CodeServer.start(found as string, home, env);
     gateway = createGatewayServer({
       home,
       env,
@@ -67,7 +68,7 @@ describe('svc gateway', () => {
       recheckMs: 100,
       dashboardUrl: () => agentDashboardUrl(env),
       agentName: async () => 'crab <one>',
-      codeServer: (codeServer = await CodeServer.start(found as string, home, env)),
+      codeServer,
     });
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
