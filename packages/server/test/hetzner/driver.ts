@@ -1,5 +1,6 @@
 import { pushPrivateKey } from '@svc/contract/agent-env-push';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import {
   HetznerComputeDriver,
   type HetznerDriverOptions,
@@ -48,6 +49,22 @@ export async function hetznerDriverOnStandIn(options: StandInOptions = {}) {
   const conformance: Conformance | undefined = await conformanceOrWarn();
   const standIn = await startHetznerStandIn({ ...options, ...(conformance && { conformance }) });
   return { standIn, driver: await hetznerDriver(standIn), conformance };
+}
+
+/**
+ * A conformance-checked stand-in and a driver on it for the enclosing file or describe block,
+ * filled in before its tests; afterwards every exchange must have matched Hetzner's description.
+ */
+export function hetznerDriverForTests() {
+  const setup = {} as Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
+  beforeAll(async () => {
+    Object.assign(setup, await hetznerDriverOnStandIn());
+  });
+  afterAll(async () => {
+    expectConformant(setup.conformance);
+    await setup.standIn.close();
+  });
+  return setup;
 }
 
 /**

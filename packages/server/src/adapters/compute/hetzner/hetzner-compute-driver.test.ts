@@ -10,17 +10,16 @@ import {
   gatewayKeyFromToken,
   issueGatewayTicket,
 } from '@svc/contract/gateway-ticket';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
-import { hetznerDriver, hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
+import { hetznerDriver, hetznerDriverForTests } from '../../../../test/hetzner/driver.js';
 import {
   agentSpec,
   enrollingDriver as enrollingDriverOn,
   serversOf as serversOn,
   TEST_HMAC_KEY,
 } from '../../../../test/hetzner/enrolling-driver.js';
-import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
 import { issueAgentToken } from '../../../agents/agent-token.js';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import { gatewayTarget } from '../../../edge/edge-routes.js';
@@ -30,14 +29,7 @@ import { ComputeFailure, type CreateServerSpec } from '../compute-driver.js';
 // The hetzner driver against the stand-in of Hetzner Cloud's API, every request and answer
 // checked against Hetzner's published description (HCLOUD_OPENAPI).
 
-let setup: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
-beforeAll(async () => {
-  setup = await hetznerDriverOnStandIn();
-});
-afterAll(async () => {
-  expectConformant(setup.conformance);
-  await setup.standIn.close();
-});
+const setup = hetznerDriverForTests();
 
 const plainVm = (id: string, extra: Partial<CreateServerSpec> = {}): CreateServerSpec => ({
   id,

@@ -5,16 +5,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ENV_PUSH_PATH, HOME_SEED_PATH } from '@svc/contract/agent-env-push';
 import { ENROLL_PROOF_PATH } from '@svc/contract/gateway-tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAgentEnv } from '../../../../../cli/src/agent-env.js';
-import { hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
+import { hetznerDriverForTests } from '../../../../test/hetzner/driver.js';
 import {
   agentSpec,
   enrollingDriver,
   serversOf,
   TEST_HMAC_KEY,
 } from '../../../../test/hetzner/enrolling-driver.js';
-import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
 import { startTestGateway } from '../../../../test/test-gateway.js';
 import { issueAgentToken } from '../../../agents/agent-token.js';
 import { createEdgeProxy } from '../../../edge/edge-proxy.js';
@@ -29,14 +28,7 @@ import { GATEWAY_PIN_LABEL } from './hetzner-gateway-pins.js';
 // enrollment key, the edge keeps the public from the service's own routes, and the service
 // talks only to the key it enrolled.
 
-let setup: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
-beforeAll(async () => {
-  setup = await hetznerDriverOnStandIn();
-});
-afterAll(async () => {
-  expectConformant(setup.conformance);
-  await setup.standIn.close();
-});
+const setup = hetznerDriverForTests();
 
 /** An Agent made and enrolled by the driver, its gateway booted from the server's user data. */
 async function enrolledAgent() {

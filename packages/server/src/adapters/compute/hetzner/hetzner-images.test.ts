@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hetznerDriverOnStandIn } from '../../../../test/hetzner/driver.js';
-import { expectConformant } from '../../../../test/hetzner/test-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { hetznerDriverForTests } from '../../../../test/hetzner/driver.js';
 
 // Which OS images the hetzner driver can boot: the project's system images, from the stand-in of
 // Hetzner Cloud's API (every exchange checked against Hetzner's description).
 
 describe('the hetzner driver’s OS images', () => {
-  let setup: Awaited<ReturnType<typeof hetznerDriverOnStandIn>>;
-  beforeAll(async () => {
-    setup = await hetznerDriverOnStandIn();
-  });
-  afterAll(async () => {
-    expectConformant(setup.conformance);
-    await setup.standIn.close();
-  });
+  const setup = hetznerDriverForTests();
 
   it('are the system images of that name, listed once for many questions', async () => {
     const { driver, standIn } = setup;
