@@ -1,10 +1,31 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { violationLines } from './axe.js';
-import { signInInBrowser, watchErrors } from './browser.js';
+import { launchChromium, signInInBrowser, watchErrors } from './browser.js';
+import { type DashboardServer, startDashboardServer } from './dashboard-server.js';
 import { createPlainVm } from './plain-vm.js';
 import type { TestClient } from './test-client.js';
 import { waitFor } from './wait.js';
+
+/**
+ * A dashboard server and Chromium for the enclosing describe block, started before its own
+ * beforeAll hooks and closed after its tests.
+ */
+export function dashboardInChromium(): {
+  readonly server: DashboardServer;
+  readonly browser: Browser;
+} {
+  const setup = {} as { server: DashboardServer; browser: Browser };
+  beforeAll(async () => {
+    setup.server = await startDashboardServer();
+    setup.browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await setup.browser?.close();
+    await setup.server?.close();
+  });
+  return setup;
+}
 
 /** A page of its own context at `width` px, signed in, with its console errors collected. */
 export async function signedInPage(

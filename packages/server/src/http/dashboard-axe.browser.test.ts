@@ -1,9 +1,8 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { violationsOf } from '../../test/axe.js';
-import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
+import { screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
 import { runningMachines } from '../../test/dashboard-fixture.js';
-import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { dashboardInChromium } from '../../test/dashboard-page.js';
 import type { TestClient } from '../../test/test-client.js';
 import { signUpUser } from '../../test/test-context.js';
 
@@ -17,8 +16,7 @@ const PUBLIC_KEY =
  * lists they show when an account has things in it: no violation of any rule, on any page.
  */
 describe('the dashboard in Chromium: accessibility (axe-core)', () => {
-  let server: DashboardServer;
-  let browser: Browser;
+  const setup = dashboardInChromium();
   let owner: TestClient;
   let slug: string;
   let orgSlug: string;
@@ -27,8 +25,7 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
   const email = `grace-${Date.now()}@example.com`;
 
   beforeAll(async () => {
-    server = await startDashboardServer();
-    owner = server.t.newClient();
+    owner = setup.server.t.newClient();
     const signedUp = await signUpUser(owner, { email, name: 'Grace Hopper' });
     slug = signedUp.account.slug;
     const org = await owner.post('/api/orgs', { name: 'Harvard Mark I', slug: 'mark-one' });
@@ -38,7 +35,7 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
       role: 'member',
     });
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-    ({ agentId, vmId } = await runningMachines(server.t, owner, {
+    ({ agentId, vmId } = await runningMachines(setup.server.t, owner, {
       agent: 'compiler',
       vm: 'univac',
       bundle: 'a-0-compiler',
@@ -53,13 +50,8 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
     const token = await owner.post('/api/me/tokens', { name: 'ci', scope: 'read' });
     expect(token.status, JSON.stringify(token.body)).toBe(201);
     // An hour of use, so the billing page has its usage and running bill rows.
-    server.t.clock.advance(3_600_000);
-    browser = await launchChromium();
+    setup.server.t.clock.advance(3_600_000);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
 
   /** Every route of App.tsx, with real ids; `ready` names what the page shows once loaded. */
   const pages = () => [
@@ -91,15 +83,15 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
   for (const width of WIDTHS) {
     it(`finds no violation on any page at ${width} px`, async () => {
       const viewport = { width, height: 900 };
-      const signedIn = await browser.newContext({ viewport });
-      const stranger = await browser.newContext({ viewport });
+      const signedIn = await setup.browser.newContext({ viewport });
+      const stranger = await setup.browser.newContext({ viewport });
       const [me, them] = [await signedIn.newPage(), await stranger.newPage()];
       const errors = [...[me, them].map((p) => watchErrors(p))];
-      await signInInBrowser(me, server.baseUrl, { email, password: PASSWORD });
+      await signInInBrowser(me, setup.server.baseUrl, { email, password: PASSWORD });
       const found: string[] = [];
       for (const { path, ready, signedOut } of pages()) {
         const page = signedOut ? them : me;
-        await page.goto(`${server.baseUrl}${path}`);
+        await page.goto(`${setup.server.baseUrl}${path}`);
         await page.locator('h1').first().waitFor();
         if (ready) await page.locator(ready).first().waitFor();
         await page.waitForLoadState('networkidle');
@@ -115,10 +107,10 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
   }
 
   it('lets a keyboard reach and scroll a table wider than a phone, with no tab stop where it fits', async () => {
-    const audit = `${server.baseUrl}/dashboard/accounts/${orgSlug}/audit`;
-    const phone = await browser.newPage({ viewport: { width: WIDTHS[0], height: 900 } });
+    const audit = `${setup.server.baseUrl}/dashboard/accounts/${orgSlug}/audit`;
+    const phone = await setup.browser.newPage({ viewport: { width: WIDTHS[0], height: 900 } });
     const errors = watchErrors(phone);
-    await signInInBrowser(phone, server.baseUrl, { email, password: PASSWORD });
+    await signInInBrowser(phone, setup.server.baseUrl, { email, password: PASSWORD });
     await phone.goto(audit);
     const box = phone.getByRole('region', { name: 'Audit events' });
     await box.locator('table').waitFor();

@@ -1,7 +1,8 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot } from '../../test/browser.js';
+import { screenshot } from '../../test/browser.js';
 import {
+  dashboardInChromium,
   expectFitsWidth,
   expectNoViolations,
   runningPlainVm,
@@ -23,17 +24,7 @@ const PUBLIC_KEY =
  * it. axe-core finds no violation on the pages in these states.
  */
 describe('the dashboard in Chromium: create and detail flows', () => {
-  let server: DashboardServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startDashboardServer();
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const setup = dashboardInChromium();
 
   for (const width of WIDTHS) {
     describe(`at ${width} px`, () => {
@@ -45,13 +36,13 @@ describe('the dashboard in Chromium: create and detail flows', () => {
       let accountId: string;
       const email = `flows-${width}-${Date.now()}@example.com`;
       const account = (path: string) =>
-        page.goto(`${server.baseUrl}/dashboard/accounts/${slug}/${path}`);
+        page.goto(`${setup.server.baseUrl}/dashboard/accounts/${slug}/${path}`);
       const status = (value: string) => page.locator(`.page-head [data-status="${value}"]`);
       const noViolations = (what: string) => expectNoViolations(page, what);
       const fitsTheScreen = () => expectFitsWidth(page, width);
 
       beforeAll(async () => {
-        owner = server.t.newClient();
+        owner = setup.server.t.newClient();
         ({ slug, id: accountId } = (await signUpUser(owner, { email, name: 'Flo Flows' })).account);
         const key = await owner.post('/api/vault', {
           type: 'ssh_key',
@@ -59,10 +50,15 @@ describe('the dashboard in Chromium: create and detail flows', () => {
           value: PUBLIC_KEY,
         });
         expect(key.status, JSON.stringify(key.body)).toBe(201);
-        ({ context, page, errors } = await signedInPage(browser, server.baseUrl, width, {
-          email,
-          password: PASSWORD,
-        }));
+        ({ context, page, errors } = await signedInPage(
+          setup.browser,
+          setup.server.baseUrl,
+          width,
+          {
+            email,
+            password: PASSWORD,
+          },
+        ));
       }, 60_000);
       afterAll(async () => {
         await context?.close();
@@ -164,7 +160,7 @@ describe('the dashboard in Chromium: create and detail flows', () => {
           slug: `flows-${width}-${Date.now() % 100_000}`,
         });
         await owner.post(`/api/accounts/${org.body.id}/subscription`);
-        server.t.compute.behave('createServer', { hang: true });
+        setup.server.t.compute.behave('createServer', { hang: true });
         try {
           const created = await owner.post('/api/agents', {
             name: 'slow-box',
@@ -197,8 +193,8 @@ describe('the dashboard in Chromium: create and detail flows', () => {
           await screenshot(page, `flows-${width}-provisioning-reasons`);
           await noViolations('the provisioning Agent');
         } finally {
-          server.t.compute.behave('createServer', {});
-          server.t.compute.release();
+          setup.server.t.compute.behave('createServer', {});
+          setup.server.t.compute.release();
         }
         // Running: Open, Stop, Restart and Transfer open up, and their reasons go.
         await status('running').waitFor({ timeout: 20_000 });
@@ -227,7 +223,7 @@ describe('the dashboard in Chromium: create and detail flows', () => {
         const owner = strict.t.newClient();
         const email = `unverified-${width}-${Date.now()}@example.com`;
         const { slug } = (await signUpUser(owner, { email, name: 'Una Verified' })).account;
-        const { context, page, errors } = await signedInPage(browser, strict.baseUrl, width, {
+        const { context, page, errors } = await signedInPage(setup.browser, strict.baseUrl, width, {
           email,
           password: PASSWORD,
         });

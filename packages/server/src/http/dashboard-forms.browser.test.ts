@@ -1,13 +1,13 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
+import { screenshot, watchErrors } from '../../test/browser.js';
 import {
+  dashboardInChromium,
   expectFitsWidth,
   expectNoViolations,
   runningPlainVm,
   signedInPage,
 } from '../../test/dashboard-page.js';
-import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
 import { createPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { signUpUser } from '../../test/test-context.js';
@@ -22,17 +22,7 @@ const WIDTHS = [1280, 390] as const;
  * next to its field. axe-core finds no violation in these states.
  */
 describe('the dashboard in Chromium: forms', () => {
-  let server: DashboardServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startDashboardServer();
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const setup = dashboardInChromium();
 
   for (const width of WIDTHS) {
     describe(`at ${width} px`, () => {
@@ -44,20 +34,25 @@ describe('the dashboard in Chromium: forms', () => {
       let vmId: string;
       const email = `forms-${width}-${Date.now()}@example.com`;
       const account = (path: string) =>
-        page.goto(`${server.baseUrl}/dashboard/accounts/${slug}/${path}`);
+        page.goto(`${setup.server.baseUrl}/dashboard/accounts/${slug}/${path}`);
       const noViolations = (what: string, at: Page = page) => expectNoViolations(at, what);
       const fitsTheScreen = () => expectFitsWidth(page, width);
       // The browser reports a refused request (400) itself; nothing else may fail.
       const otherErrors = () => errors.filter((e) => !e.includes('status of 400'));
 
       beforeAll(async () => {
-        owner = server.t.newClient();
+        owner = setup.server.t.newClient();
         slug = (await signUpUser(owner, { email, name: 'Fay Forms' })).account.slug;
         vmId = await runningPlainVm(owner, 'svc-api-box');
-        ({ context, page, errors } = await signedInPage(browser, server.baseUrl, width, {
-          email,
-          password: PASSWORD,
-        }));
+        ({ context, page, errors } = await signedInPage(
+          setup.browser,
+          setup.server.baseUrl,
+          width,
+          {
+            email,
+            password: PASSWORD,
+          },
+        ));
       }, 60_000);
       afterAll(async () => {
         await context?.close();
@@ -111,15 +106,14 @@ describe('the dashboard in Chromium: forms', () => {
         await noViolations('the firewall with unsaved changes');
         await page.getByRole('button', { name: 'Save firewall' }).click();
         await saved.waitFor();
-        expect(server.t.compute.servers.get(vmId)?.firewall?.map((r) => r.description)).toEqual([
-          expect.any(String),
-          'builds',
-        ]);
+        expect(
+          setup.server.t.compute.servers.get(vmId)?.firewall?.map((r) => r.description),
+        ).toEqual([expect.any(String), 'builds']);
         expect(otherErrors(), errors.join('\n')).toEqual([]);
       }, 60_000);
 
       it('disables saving the firewall of a VM without a server yet, saying why', async () => {
-        server.t.compute.behave('createServer', { hang: true });
+        setup.server.t.compute.behave('createServer', { hang: true });
         try {
           await account(`plain-vms/${await createPlainVm(owner, 'not-yet')}`);
           await page.locator('.page-head [data-status="provisioning"]').waitFor();
@@ -131,8 +125,8 @@ describe('the dashboard in Chromium: forms', () => {
           await fitsTheScreen();
           await noViolations('the firewall of a provisioning VM');
         } finally {
-          server.t.compute.behave('createServer', {});
-          server.t.compute.release();
+          setup.server.t.compute.behave('createServer', {});
+          setup.server.t.compute.release();
         }
         await page.locator('.page-head [data-status="running"]').waitFor({ timeout: 20_000 });
         await expect.poll(() => page.getByTestId('firewall-reason').count()).toBe(0);
@@ -154,9 +148,9 @@ describe('the dashboard in Chromium: forms', () => {
       }, 60_000);
 
       it('says a short password once, next to its field', async () => {
-        const stranger = await browser.newPage({ viewport: { width, height: 900 } });
+        const stranger = await setup.browser.newPage({ viewport: { width, height: 900 } });
         const strangerErrors = watchErrors(stranger);
-        await stranger.goto(`${server.baseUrl}/dashboard/sign-up`);
+        await stranger.goto(`${setup.server.baseUrl}/dashboard/sign-up`);
         await stranger.getByLabel('Name', { exact: true }).fill('Short Password');
         await stranger.getByLabel('E-mail').fill(`short-${width}@example.com`);
         await stranger.getByLabel('Password').fill('short');

@@ -1,9 +1,9 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { violationLines } from '../../test/axe.js';
-import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
+import { screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
 import { runningMachines } from '../../test/dashboard-fixture.js';
-import { type DashboardServer, startDashboardServer } from '../../test/dashboard-server.js';
+import { dashboardInChromium } from '../../test/dashboard-page.js';
 import type { TestClient } from '../../test/test-client.js';
 import { signUpUser } from '../../test/test-context.js';
 
@@ -69,8 +69,7 @@ const seenText = (selector: string) => `(() => {
  * list offers its next step; a list loading shows skeletons; Settings names sessions' browsers.
  */
 describe('the dashboard in Chromium: one frame for every signed-in page', () => {
-  let server: DashboardServer;
-  let browser: Browser;
+  const setup = dashboardInChromium();
   let owner: TestClient;
   let slug: string;
   let orgSlug: string;
@@ -79,24 +78,18 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
   const email = `nina-${Date.now()}@example.com`;
 
   beforeAll(async () => {
-    server = await startDashboardServer();
-    owner = server.t.newClient();
+    owner = setup.server.t.newClient();
     const signedUp = await signUpUser(owner, { email, name: 'Nina Newcomer' });
     slug = signedUp.account.slug;
     const org = await owner.post('/api/orgs', { name: 'Newcomer Labs', slug: 'newcomer-labs' });
     expect(org.status, JSON.stringify(org.body)).toBe(201);
     orgSlug = org.body.slug;
-    ({ agentId, vmId } = await runningMachines(server.t, owner, {
+    ({ agentId, vmId } = await runningMachines(setup.server.t, owner, {
       agent: 'editor',
       vm: 'web-1',
       bundle: 'notebook',
     }));
-    browser = await launchChromium();
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
 
   /** Every signed-in route of App.tsx with real ids; `ready` is on the page once it loaded. */
   const pages = () => [
@@ -121,12 +114,12 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
   ];
 
   async function signedInAt(width: number): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({
+    const context = await setup.browser.newContext({
       viewport: { width, height: 900 },
       userAgent: FIREFOX,
     });
     const page = await context.newPage();
-    await signInInBrowser(page, server.baseUrl, { email, password: PASSWORD });
+    await signInInBrowser(page, setup.server.baseUrl, { email, password: PASSWORD });
     return { context, page };
   }
 
@@ -136,7 +129,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
       const errors = watchErrors(page);
       const found: string[] = [];
       for (const { path, ready } of pages()) {
-        await page.goto(`${server.baseUrl}${path}`);
+        await page.goto(`${setup.server.baseUrl}${path}`);
         await page.locator('h1').first().waitFor();
         await page
           .locator(ready)
@@ -159,7 +152,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
         await screenshot(page, `layout-${width}-${name || 'home'}`);
       }
       // The last section of the bar, picked on a phone, is in view (the bar scrolled to it).
-      await page.goto(`${server.baseUrl}/dashboard/accounts/${orgSlug}/agents`);
+      await page.goto(`${setup.server.baseUrl}/dashboard/accounts/${orgSlug}/agents`);
       await page.getByRole('navigation', { name: 'Sections' }).getByText('Audit log').click();
       await page.getByRole('heading', { name: 'Audit log' }).waitFor();
       for (const problem of (await page.evaluate(FRAME_PROBLEMS)) as string[])
@@ -172,7 +165,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
 
   it('names each session by its browser and system on Settings', async () => {
     const { context, page } = await signedInAt(1280);
-    const other = server.t.newClient();
+    const other = setup.server.t.newClient();
     expect((await other.post('/api/auth/sign-in', { email, password: PASSWORD })).status).toBe(200);
     await page.getByRole('banner').getByRole('link', { name: email }).click();
     const sessions = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
@@ -192,7 +185,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
       ['agents', agentId],
       ['plain-vms', vmId],
     ] as const) {
-      await page.goto(`${server.baseUrl}/dashboard/accounts/${slug}/${section}`);
+      await page.goto(`${setup.server.baseUrl}/dashboard/accounts/${slug}/${section}`);
       const card = page.locator('.machine-card', {
         has: page.locator(`a[href$="/${expected}"]`),
       });
@@ -211,7 +204,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
       await held;
       await route.continue();
     });
-    await page.goto(`${server.baseUrl}/dashboard/accounts/${orgSlug}/agents`);
+    await page.goto(`${setup.server.baseUrl}/dashboard/accounts/${orgSlug}/agents`);
     await page.locator('main .skeleton-card').first().waitFor();
     // What a sighted user reads there: no "Loading…" (it is said to screen readers only).
     const seen = await page.evaluate(seenText('main'));
@@ -227,7 +220,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
       ['agents', 'New Agent', 'New Agent'],
       ['plain-vms', 'New Plain VM', 'New Plain VM'],
     ] as const) {
-      await page.goto(`${server.baseUrl}/dashboard/accounts/${orgSlug}/${section}`);
+      await page.goto(`${setup.server.baseUrl}/dashboard/accounts/${orgSlug}/${section}`);
       const empty = page.locator('.empty');
       await empty.waitFor();
       await screenshot(page, `layout-empty-${section}`);
@@ -243,7 +236,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
   it('serves the favicon the pages name', async () => {
     const { context, page } = await signedInAt(1280);
     const href = await page.locator('link[rel="icon"]').getAttribute('href');
-    const icon = await fetch(`${server.baseUrl}${href}`);
+    const icon = await fetch(`${setup.server.baseUrl}${href}`);
     expect(icon.status).toBe(200);
     expect(icon.headers.get('content-type')).toContain('image/svg+xml');
     expect(await icon.text()).toContain('<svg');
