@@ -7,7 +7,11 @@ import type { CreateServerSpec } from '../packages/server/src/adapters/compute/c
 import { IncusClient } from '../packages/server/src/adapters/compute/incus/incus-client.js';
 import { IncusComputeDriver } from '../packages/server/src/adapters/compute/incus/incus-compute-driver.js';
 import { buildUserData } from '../packages/server/src/plain-vms/cloud-init.js';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../packages/server/test/incus.js';
+import {
+  createIncusProject,
+  INCUS_SOCKET,
+  incusDriverOptions,
+} from '../packages/server/test/incus.js';
 import { localRequest } from '../packages/server/test/localhost-http.js';
 import { keyPair, ssh } from '../packages/server/test/openssh.js';
 import { waitFor } from '../packages/server/test/wait.js';
@@ -38,16 +42,7 @@ export async function run(): Promise<void> {
   const key = await keyPair(dir, 'bench');
   const client = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
   const driver = new IncusComputeDriver(
-    {
-      socketPath: INCUS_SOCKET,
-      project: project.name,
-      network: 'incusbr0',
-      storagePool: INCUS_POOL,
-      sizeFactor: 0.25,
-      instanceType: 'container',
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../packages/cli/dist'),
-    },
+    incusDriverOptions(project.name),
     pino({ level: 'silent' }),
   );
   await driver.connect();

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-firewall.js';
 import { IncusClient, isNotFound } from '../src/adapters/compute/incus/incus-client.js';
+import type { IncusDriverOptions } from '../src/adapters/compute/incus/incus-compute-driver.js';
 import { SHARED_PROJECT_CONFIG } from '../src/adapters/compute/incus/incus-connect.js';
 import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
 import { IncusSshForwards } from '../src/adapters/compute/incus/incus-ssh-forwards.js';
@@ -15,6 +17,26 @@ export const INCUS_SOCKET = testEnv.INCUS_SOCKET ?? '/var/lib/incus/unix.socket'
 
 /** The copy-on-write pool `npm run incus:setup` makes (the service's default INCUS_STORAGE_POOL). */
 export const INCUS_POOL = 'svc';
+
+/**
+ * The incus driver's options for a test service in `project` on the real daemon: containers on
+ * the default bridge and the test pool, a quarter of the size table, the Agent image and the
+ * CLI build of this checkout; `overrides` adds or replaces any of them.
+ */
+export const incusDriverOptions = (
+  project: string,
+  overrides: Partial<IncusDriverOptions> = {},
+): IncusDriverOptions => ({
+  socketPath: INCUS_SOCKET,
+  project,
+  network: 'incusbr0',
+  storagePool: INCUS_POOL,
+  sizeFactor: 0.25,
+  instanceType: 'container',
+  agentImage: 'svc-agent',
+  cliBuildDir: path.join(import.meta.dirname, '../../cli/dist'),
+  ...overrides,
+});
 
 /**
  * `startEdgeServer`'s context on the real daemon: the incus driver the environment names, in

@@ -6,7 +6,7 @@ import { DEFAULT_FIREWALL_RULES, type PlainVm } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../test/clean-up.js';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
 import { runningPlainVmWithKey } from '../../test/plain-vm.js';
@@ -172,17 +172,9 @@ describe('Plain VMs reached by SSH from outside on Incus', { timeout: 300_000 },
 
   it('gives VMs made at once by two processes a port each, and frees both', async () => {
     // Two drivers, as two service processes sharing the daemon: each its own client and locks.
-    const options = {
-      socketPath: INCUS_SOCKET,
-      project: project.name,
-      network: 'incusbr0',
-      storagePool: INCUS_POOL,
-      sizeFactor: 0.25,
-      instanceType: 'container' as const,
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../../../cli/dist'),
+    const options = incusDriverOptions(project.name, {
       publicSsh: { addresses: { '*': outside.hostAddress }, ports: PORTS },
-    };
+    });
     const drivers = [0, 1].map(() => new IncusComputeDriver(options, pino({ level: 'silent' })));
     const ids = [randomUUID(), randomUUID()];
     try {

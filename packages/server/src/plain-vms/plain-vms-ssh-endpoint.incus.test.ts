@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { PlainVm } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
 import { createOutsideClient, type OutsideClient } from '../../test/outside-client.js';
 import { runningPlainVmWithKey } from '../../test/plain-vm.js';
@@ -72,17 +72,9 @@ describe('a Plain VM’s ssh field on Incus follows INCUS_PUBLIC_ADDRESS', {
   /** The driver of a service in this project with this INCUS_PUBLIC_ADDRESS (or none). */
   const serviceWith = async (publicAddress?: string) => {
     const driver = new IncusComputeDriver(
-      {
-        socketPath: INCUS_SOCKET,
-        project: project.name,
-        network: 'incusbr0',
-        storagePool: INCUS_POOL,
-        sizeFactor: 0.25,
-        instanceType: 'container',
-        agentImage: 'svc-agent',
-        cliBuildDir: path.join(import.meta.dirname, '../../../cli/dist'),
+      incusDriverOptions(project.name, {
         ...(publicAddress && { publicSsh: { addresses: { '*': publicAddress }, ports: PORTS } }),
-      },
+      }),
       pino({ level: 'silent' }),
     );
     drivers.push(driver);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -42,17 +41,7 @@ beforeAll(async () => {
   const firewall = new IncusBridgeFirewall(client, 'incusbr0');
   locked = (change) => firewall.exclusive(change);
   driver = new IncusComputeDriver(
-    {
-      socketPath: INCUS_SOCKET,
-      project: project.name,
-      network: 'incusbr0',
-      storagePool: INCUS_POOL,
-      sizeFactor: 0.25,
-      instanceType: 'container',
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
-      serviceUrl: `http://localhost:${SERVICE_PORT}`,
-    },
+    incusDriverOptions(project.name, { serviceUrl: `http://localhost:${SERVICE_PORT}` }),
     pino({ level: 'silent' }),
   );
   await driver.connect();

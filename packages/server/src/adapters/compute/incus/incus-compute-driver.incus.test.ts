@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES, type FirewallRule } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INCUS_POOL, INCUS_SOCKET, requireIncus } from '../../../../test/incus.js';
+import { INCUS_SOCKET, incusDriverOptions, requireIncus } from '../../../../test/incus.js';
 import { keyPair, ssh } from '../../../../test/openssh.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -17,16 +17,7 @@ import { IncusComputeDriver } from './incus-compute-driver.js';
 // test:incus`. Every instance and ACL it makes is named `svc-<uuid>` and removed at the end.
 
 const NETWORK = 'incusbr0';
-const options = {
-  socketPath: INCUS_SOCKET,
-  project: 'default',
-  network: NETWORK,
-  storagePool: INCUS_POOL,
-  sizeFactor: 0.25,
-  instanceType: 'container' as const,
-  agentImage: 'svc-agent',
-  cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
-};
+const options = incusDriverOptions('default', { network: NETWORK });
 
 const driver = new IncusComputeDriver(options, pino({ level: 'silent' }));
 const client = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../../../test/clean-up.js';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../../../test/incus.js';
 import { LogCapture } from '../../../../test/log-capture.js';
 import { createOutsideClient, type OutsideClient } from '../../../../test/outside-client.js';
 import { IncusClient } from './incus-client.js';
@@ -32,17 +31,9 @@ describe('public SSH ports freed by destroyed Plain VMs', { timeout: 300_000 }, 
     project = await createIncusProject();
     incus = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
     driver = new IncusComputeDriver(
-      {
-        socketPath: INCUS_SOCKET,
-        project: project.name,
-        network: 'incusbr0',
-        storagePool: INCUS_POOL,
-        sizeFactor: 0.25,
-        instanceType: 'container',
-        agentImage: 'svc-agent',
-        cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
+      incusDriverOptions(project.name, {
         publicSsh: { addresses: { '*': outside.hostAddress }, ports: PORTS, holdMs: HOLD_MS },
-      },
+      }),
       pino({ level: 'info' }, logs),
     );
     await driver.connect();

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { DEFAULT_FIREWALL_RULES } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import {
+  createIncusProject,
+  INCUS_POOL,
+  INCUS_SOCKET,
+  incusDriverOptions,
+} from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { IncusClient } from './incus-client.js';
@@ -24,16 +28,7 @@ describe('machines on the copy-on-write pool', { timeout: 180_000 }, () => {
     project = await createIncusProject();
     client = new IncusClient({ socketPath: INCUS_SOCKET, project: project.name });
     driver = new IncusComputeDriver(
-      {
-        socketPath: INCUS_SOCKET,
-        project: project.name,
-        network: 'incusbr0',
-        storagePool: INCUS_POOL,
-        sizeFactor: 1 / 80,
-        instanceType: 'container',
-        agentImage: 'svc-agent',
-        cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
-      },
+      incusDriverOptions(project.name, { sizeFactor: 1 / 80 }),
       pino({ level: 'silent' }),
     );
     await driver.connect();

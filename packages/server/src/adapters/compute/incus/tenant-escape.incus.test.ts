@@ -3,12 +3,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { FirewallRule } from '@svc/contract';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIncusProject, INCUS_POOL, INCUS_SOCKET } from '../../../../test/incus.js';
+import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
 import { buildUserData } from '../../../plain-vms/cloud-init.js';
@@ -35,18 +34,11 @@ const run = promisify(execFile);
 let project: Awaited<ReturnType<typeof createIncusProject>>;
 const newDriver = (extra: Partial<IncusDriverOptions> = {}) =>
   new IncusComputeDriver(
-    {
-      socketPath: INCUS_SOCKET,
-      project: project.name,
+    incusDriverOptions(project.name, {
       network: NETWORK,
-      storagePool: INCUS_POOL,
-      sizeFactor: 0.25,
-      instanceType: 'container',
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
       serviceUrl: `http://localhost:${servicePort}`,
       ...extra,
-    },
+    }),
     pino({ level: 'silent' }),
   );
 let driver: IncusComputeDriver;
