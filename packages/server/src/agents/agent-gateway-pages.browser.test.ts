@@ -1,14 +1,10 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Agent } from '@svc/contract';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { agentInChromium } from '../../test/agent-in-chromium.js';
 import { violationLines } from '../../test/axe.js';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
-import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
-import { signUpUser } from '../../test/test-context.js';
-import { waitFor } from '../../test/wait.js';
-import type { LocalComputeDriver } from '../adapters/compute/local-compute-driver.js';
+import { screenshot, watchErrors } from '../../test/browser.js';
 
 /** How far the page scrolls sideways (0 when it fits its window). */
 const sideways = (page: Page) =>
@@ -23,39 +19,14 @@ const exists = (file: string) =>
   );
 
 describe("an Agent's own pages in Chromium: the dashboard's look, a phone's width, the built-in editor's files", () => {
-  let server: EdgeServer;
-  let t: EdgeServer['t'];
-  let driver: LocalComputeDriver;
-  let browser: Browser;
-  let agent: Agent;
-
-  beforeAll(async () => {
-    server = await startEdgeServer({ dashboard: true });
-    t = server.t;
-    driver = t.driver;
-    await signUpUser(t.client);
-    const created = await t.client.post('/api/agents', {
-      name: 'pages agent',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-    });
-    await waitFor(
-      async () => (await t.client.get(`/api/agents/${created.body.id}`)).body.status === 'running',
-      30_000,
-    );
-    agent = (await t.client.get(`/api/agents/${created.body.id}`)).body;
-    browser = await launchChromium();
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const setup = agentInChromium('pages agent');
 
   /** A page of the given width with the Agent opened (its cookie set), on its home page. */
   async function openAgent(width: number) {
-    const { url } = (await t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
-    const page = await browser.newPage({ viewport: { width, height: 800 } });
+    const { url } = (
+      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+    ).body;
+    const page = await setup.browser.newPage({ viewport: { width, height: 800 } });
     const errors = watchErrors(page);
     await page.goto(url);
     await page.getByRole('heading', { name: 'pages agent' }).waitFor();
@@ -100,7 +71,7 @@ describe("an Agent's own pages in Chromium: the dashboard's look, a phone's widt
   }
 
   it('creates, edits, renames and deletes a file from the built-in editor, and refuses paths out of the home', async () => {
-    const home = driver.homeOf(agent.id);
+    const home = setup.server.t.driver.homeOf(setup.agent.id);
     await writeFile(path.join(home, 'keep.txt'), 'kept\n');
     const { page, errors } = await openAgent(390);
     await page.getByRole('link', { name: 'Editor', exact: true }).click();

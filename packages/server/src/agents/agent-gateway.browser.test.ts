@@ -1,56 +1,30 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Agent } from '@svc/contract';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
-import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
-import { signUpUser } from '../../test/test-context.js';
-import { waitFor } from '../../test/wait.js';
-import type { LocalComputeDriver } from '../adapters/compute/local-compute-driver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { agentInChromium } from '../../test/agent-in-chromium.js';
+import { screenshot, watchErrors } from '../../test/browser.js';
 
 describe("opening a local Agent in Chromium: terminal and editor through the service's edge", () => {
-  let server: EdgeServer;
-  let t: EdgeServer['t'];
-  let driver: LocalComputeDriver;
-  let browser: Browser;
-  let agent: Agent;
-  let email: string;
-
+  const setup = agentInChromium('browser agent');
   beforeAll(async () => {
-    server = await startEdgeServer({ dashboard: true });
-    t = server.t;
-    driver = t.driver;
-    ({
-      user: { email },
-    } = await signUpUser(t.client));
-    const created = await t.client.post('/api/agents', {
-      name: 'browser agent',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-    });
-    await waitFor(
-      async () => (await t.client.get(`/api/agents/${created.body.id}`)).body.status === 'running',
-      30_000,
+    await writeFile(
+      path.join(setup.server.t.driver.homeOf(setup.agent.id), 'hello.txt'),
+      'hello from the agent\n',
     );
-    agent = (await t.client.get(`/api/agents/${created.body.id}`)).body;
-    await writeFile(path.join(driver.homeOf(agent.id), 'hello.txt'), 'hello from the agent\n');
-    browser = await launchChromium();
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
   });
 
   it('types echo $HOME in the terminal, keeps the shell across a reload, and saves a file from the editor', async () => {
-    const home = driver.homeOf(agent.id);
-    const { url } = (await t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
-    const page = await browser.newPage();
+    const home = setup.server.t.driver.homeOf(setup.agent.id);
+    const { url } = (
+      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+    ).body;
+    const page = await setup.browser.newPage();
     const errors = watchErrors(page);
 
     // The Agent's URL is on the service's own port: the edge carries the page and its sockets.
-    expect(new URL(url).host).toBe(`${agent.subdomain}.${new URL(server.baseUrl).host}`);
+    expect(new URL(url).host).toBe(
+      `${setup.agent.subdomain}.${new URL(setup.server.baseUrl).host}`,
+    );
     await page.goto(url);
     expect(new URL(page.url()).pathname).toBe('/_svc/');
     await page.getByRole('link', { name: 'Terminal', exact: true }).click();
@@ -90,7 +64,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
   }, 60_000);
 
   it("sends a browser without the Agent's cookie to the dashboard, which opens the Agent", async () => {
-    const page = await browser.newPage();
+    const page = await setup.browser.newPage();
     const errors = watchErrors(page);
     const visited: string[] = [];
     page.on('framenavigated', (frame) => {
@@ -98,11 +72,13 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     });
 
     // Signed out: the dashboard asks for a sign-in first, naming the page to come back to.
-    const link = `/dashboard/agents/${agent.id}?open=1`;
-    await page.goto(agent.url);
+    const link = `/dashboard/agents/${setup.agent.id}?open=1`;
+    await page.goto(setup.agent.url);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in?next=${encodeURIComponent(link)}`);
-    expect(visited).toContain(`${server.baseUrl}${link}`);
+    expect(page.url()).toBe(
+      `${setup.server.baseUrl}/dashboard/sign-in?next=${encodeURIComponent(link)}`,
+    );
+    expect(visited).toContain(`${setup.server.baseUrl}${link}`);
     // The dashboard's own 401 on /api/me is the only complaint.
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
     errors.splice(0);
@@ -110,27 +86,31 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     // Signed in, it is back on the Agent's page, which opens it at once, with a fresh ticket,
     // in this tab.
     visited.splice(0);
-    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('E-mail').fill(setup.email);
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(
-      (url) => url.host === new URL(agent.url).host && url.pathname === '/_svc/',
+      (url) => url.host === new URL(setup.agent.url).host && url.pathname === '/_svc/',
     );
     expect(
-      visited.some((url) => url.includes(`/agents/${agent.id}`) && url.includes('/accounts/')),
+      visited.some(
+        (url) => url.includes(`/agents/${setup.agent.id}`) && url.includes('/accounts/'),
+      ),
     ).toBe(true);
     await page.getByRole('link', { name: 'Terminal', exact: true }).waitFor();
     await screenshot(page, 'gateway-opened-from-its-url');
     // With the cookie now set, the Agent's URL leads straight into it.
-    await page.goto(agent.url);
+    await page.goto(setup.agent.url);
     await page.waitForURL((url) => url.pathname === '/_svc/');
-    expect(new URL(page.url()).host).toBe(new URL(agent.url).host);
+    expect(new URL(page.url()).host).toBe(new URL(setup.agent.url).host);
     expect(errors, errors.join('\n')).toEqual([]);
   }, 60_000);
 
   it("names the Agent in its pages' titles and header, and links back to its dashboard page", async () => {
-    const { url } = (await t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
-    const page = await browser.newPage();
+    const { url } = (
+      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+    ).body;
+    const page = await setup.browser.newPage();
     const errors = watchErrors(page);
     await page.goto(url);
     await expect.poll(() => page.title()).toBe('Home · browser agent');
@@ -139,11 +119,13 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     await expect.poll(() => page.title()).toBe('Terminal · browser agent');
     await screenshot(page, 'gateway-titled');
     const back = page.getByRole('link', { name: 'Dashboard' });
-    expect(await back.getAttribute('href')).toBe(`${server.baseUrl}/dashboard/agents/${agent.id}`);
+    expect(await back.getAttribute('href')).toBe(
+      `${setup.server.baseUrl}/dashboard/agents/${setup.agent.id}`,
+    );
     // This browser has no dashboard session: the Agent's page asks for a sign-in first.
     await back.click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect(page.url()).toContain(encodeURIComponent(`/dashboard/agents/${agent.id}`));
+    expect(page.url()).toContain(encodeURIComponent(`/dashboard/agents/${setup.agent.id}`));
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
   }, 60_000);
 });
