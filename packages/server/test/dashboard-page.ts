@@ -7,15 +7,26 @@ import { createPlainVm } from './plain-vm.js';
 import type { TestClient } from './test-client.js';
 import { waitFor } from './wait.js';
 
+/** A dashboard server and Chromium, and pages signed in to that server. */
+export interface DashboardInChromium {
+  readonly server: DashboardServer;
+  readonly browser: Browser;
+  /** `signedInPage` on this browser and server. */
+  signedInPage(
+    width: number,
+    user: { email: string; password: string },
+  ): ReturnType<typeof signedInPage>;
+}
+
 /**
  * A dashboard server and Chromium for the enclosing describe block, started before its own
  * beforeAll hooks and closed after its tests.
  */
-export function dashboardInChromium(): {
-  readonly server: DashboardServer;
-  readonly browser: Browser;
-} {
-  const setup = {} as { server: DashboardServer; browser: Browser };
+export function dashboardInChromium(): DashboardInChromium {
+  const setup = {
+    signedInPage: (width: number, user: { email: string; password: string }) =>
+      signedInPage(setup.browser, setup.server.baseUrl, width, user),
+  } as { -readonly [K in keyof DashboardInChromium]: DashboardInChromium[K] };
   beforeAll(async () => {
     setup.server = await startDashboardServer();
     setup.browser = await launchChromium();

@@ -50,15 +50,10 @@ describe('the dashboard in Chromium: create and detail flows', () => {
           value: PUBLIC_KEY,
         });
         expect(key.status, JSON.stringify(key.body)).toBe(201);
-        ({ context, page, errors } = await signedInPage(
-          setup.browser,
-          setup.server.baseUrl,
-          width,
-          {
-            email,
-            password: PASSWORD,
-          },
-        ));
+        ({ context, page, errors } = await setup.signedInPage(width, {
+          email,
+          password: PASSWORD,
+        }));
       }, 60_000);
       afterAll(async () => {
         await context?.close();

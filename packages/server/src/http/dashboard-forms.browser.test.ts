@@ -6,7 +6,6 @@ import {
   expectFitsWidth,
   expectNoViolations,
   runningPlainVm,
-  signedInPage,
 } from '../../test/dashboard-page.js';
 import { createPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -44,15 +43,10 @@ describe('the dashboard in Chromium: forms', () => {
         owner = setup.server.t.newClient();
         slug = (await signUpUser(owner, { email, name: 'Fay Forms' })).account.slug;
         vmId = await runningPlainVm(owner, 'svc-api-box');
-        ({ context, page, errors } = await signedInPage(
-          setup.browser,
-          setup.server.baseUrl,
-          width,
-          {
-            email,
-            password: PASSWORD,
-          },
-        ));
+        ({ context, page, errors } = await setup.signedInPage(width, {
+          email,
+          password: PASSWORD,
+        }));
       }, 60_000);
       afterAll(async () => {
         await context?.close();
