@@ -72,6 +72,7 @@ start_daemons() {
 
 configure() {
   ensure_pool
+  keep_quotas_exact
   incus network show "$INCUS_NETWORK" >/dev/null 2>&1 ||
     incus network create "$INCUS_NETWORK" \
       ipv4.address="$INCUS_BRIDGE_ADDRESS" ipv4.nat=true ipv6.address=none
