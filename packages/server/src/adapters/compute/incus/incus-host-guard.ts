@@ -74,8 +74,6 @@ export const guardNames = (bridge: string) => ({
   input: `in.${bridge}`,
   forward: `fwd.${bridge}`,
   toMachines: `to.${bridge}`,
-  hostOut: `out.${bridge}`,
-  stay: `stay.${bridge}`,
   services: `services.${bridge}`,
 });
 
@@ -190,35 +188,7 @@ export function guardRuleset(spec: HostGuardSpec): { nftables: NftCommand[] } {
       ...(blocked.length > 0
         ? [rule(names.forward, match(field('ip', 'daddr'), prefixes(blocked)), DROP)]
         : []),
-      // For the machines' subnet, only by the bridge. Whenever the bridge's ACL list changes,
-      // Incus takes the bridge's address off and puts it back (about 12 ms, measured); meanwhile
-      // the host has no route to the subnet, and a connection it opens (the edge's, a push) or
-      // forwards (an outside SSH client's) would leave by the default route to whatever holds
-      // that address out there. Refused here, it fails at once on this host, and is tried again.
-      ...freshChain(names.hostOut, 'output'),
-      awayFromBridge(names.hostOut, spec, { reject: { type: 'icmpx', expr: 'host-unreachable' } }),
-      ...freshChain(names.stay, 'forward'),
-      awayFromBridge(names.stay, spec, DROP),
     ],
-  };
-}
-
-/** A rule of `chain`: a packet for the bridge's subnet leaving by another interface gets `verdict`. */
-function awayFromBridge(chain: string, spec: HostGuardSpec, verdict: Expr): NftCommand {
-  const [address, length] = ipaddr.IPv4.parseCIDR(spec.bridgeCidr);
-  const subnet = ipaddr.IPv4.networkAddressFromCIDR(`${address}/${length}`).toString();
-  return {
-    add: {
-      rule: {
-        ...TABLE,
-        chain,
-        expr: [
-          match(field('ip', 'daddr'), { prefix: { addr: subnet, len: length } }),
-          match(meta('oifname'), spec.bridge, '!='),
-          verdict,
-        ],
-      },
-    },
   };
 }
 
