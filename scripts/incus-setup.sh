@@ -80,6 +80,23 @@ configure() {
   devices=$(incus profile device list default)
   grep -qx eth0 <<<"$devices" ||
     incus profile device add default eth0 nic network="$INCUS_NETWORK" name=eth0
+  keep_bridge_traffic_home
+}
+
+# Whenever the bridge's ACL list changes, Incus takes the bridge's address off and puts it back
+# (about 12 ms, measured): meanwhile the host has no route to the machines' subnet, and what it
+# sends them (the edge's connections, pushes, probes) would leave by the default route to
+# whatever holds that address out there. An unreachable route of the lowest priority catches the
+# subnet then, so such a connection fails on this host instead. Not kept across a reboot: this
+# runs again with every `incus:setup`.
+keep_bridge_traffic_home() {
+  local subnet
+  subnet=$(ip -4 route show dev "$INCUS_NETWORK" proto kernel scope link | awk 'NR == 1 { print $1 }')
+  if [ -z "$subnet" ]; then
+    say "warning: no route of ${INCUS_NETWORK} found: no fallback route for its subnet"
+    return 0
+  fi
+  ip route replace unreachable "$subnet" metric 4294967295
 }
 
 # Each container has host UIDs and GIDs of its own (security.idmap.isolated: 65536 each), taken
