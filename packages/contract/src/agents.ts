@@ -3,6 +3,7 @@ import { AdoptedFrom, BundleAddress, CredentialKey } from './bundle-manifest.js'
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { MachineState } from './lifecycle.js';
+import { Backups, BackupsSettings, DiskOperation } from './snapshots.js';
 import { STATUS_REASON_DESCRIPTION } from './status-reasons.js';
 
 export const Size = z.enum(['small', 'medium', 'large']);
@@ -65,6 +66,27 @@ export const AgentName = z
   .max(30, 'Use at most 30 characters')
   .refine((name) => subdomainStem(name) !== '', 'Use at least one letter or digit');
 
+/** The longest an Agent may sit unused before the service stops it: a week, in minutes. */
+export const IDLE_STOP_MAX_MINUTES = 10_080;
+
+/**
+ * Minutes without a person's activity (requests through the edge, an open terminal or editor)
+ * after which the service stops a running Agent; `0`: never.
+ */
+export const IdleStopMinutes = z
+  .number()
+  .int('Use whole minutes')
+  .min(0, 'Use 0 (never) or more minutes')
+  .max(IDLE_STOP_MAX_MINUTES, `Use at most ${IDLE_STOP_MAX_MINUTES} minutes (a week)`)
+  .meta({
+    description:
+      "Minutes without a person's activity (requests through the Agent's URL, an open terminal or editor) after which the service stops the running Agent; 0 = never. Default: the service's AGENT_IDLE_STOP_MINUTES.",
+  });
+
+/** Why a stopped Agent was stopped by the service rather than by a person. */
+export const StoppedReason = z.enum(['idle']);
+export type StoppedReason = z.infer<typeof StoppedReason>;
+
 export const Agent = z.object({
   id: Id,
   name: z.string(),
@@ -72,6 +94,7 @@ export const Agent = z.object({
   region: Region,
   billingType: BillingType,
   status: MachineState,
+  diskOperation: DiskOperation,
   provider: z.string(),
   accountId: Id,
   cohort: Cohort,
@@ -80,6 +103,12 @@ export const Agent = z.object({
   specs: SizeSpecs,
   limits: MachineLimits.optional(),
   statusReason: z.string().nullable().meta({ description: STATUS_REASON_DESCRIPTION }),
+  idleStopMinutes: IdleStopMinutes,
+  backups: Backups,
+  stoppedReason: StoppedReason.nullable().meta({
+    description:
+      'While the Agent is `stopping` or `stopped`: `idle` when the service stopped it because nobody used it for `idleStopMinutes`; `null` when a person stopped it, and in every other state.',
+  }),
   /** The bundle version its home was adopted from, if it was. */
   adoptedFrom: AdoptedFrom.nullable(),
   /** Credentials the bundle names that the adopter left unset (they are not in `~/.openclaw/.env`). */
@@ -126,6 +155,7 @@ export const createAgent = defineEndpoint({
     billingType: BillingType,
     accountId: Id.optional(),
     source: AgentSource.optional(),
+    idleStopMinutes: IdleStopMinutes.optional(),
   }),
   response: { status: 201, body: Agent },
   errors: ['subscription_required', 'not_found', 'email_unverified'],
@@ -237,6 +267,28 @@ export const transferAgent = defineEndpoint({
   errors: ['invalid_state', 'target_not_organization', 'target_billing_inactive'],
 });
 
+/** A machine's settings PATCH: every field optional, at least one given, nothing else. */
+export const MachineSettings = <S extends z.ZodRawShape>(shape: S) =>
+  z
+    .strictObject({ ...shape, backups: BackupsSettings.optional() })
+    .refine((body) => Object.values(body).some((value) => value !== undefined), {
+      message: 'give at least one setting to change',
+    });
+
+export const updateAgent = defineEndpoint({
+  id: 'updateAgent',
+  method: 'PATCH',
+  path: '/api/agents/{id}',
+  auth: 'session',
+  tag: 'agents',
+  summary:
+    "Change an Agent's settings, in any state: `idleStopMinutes`, `backups` (daily backups on or off and how many to keep; a lower `keep` prunes at the next backup run). At least one.",
+  params: AgentParams,
+  body: MachineSettings({ idleStopMinutes: IdleStopMinutes.optional() }),
+  response: { status: 200, body: Agent },
+  errors: [],
+});
+
 export const setAgentBilling = defineEndpoint({
   id: 'setAgentBilling',
   method: 'PATCH',
@@ -257,6 +309,20 @@ export const setAgentBilling = defineEndpoint({
   errors: ['invalid_state', 'legacy_cohort', 'subscription_required'],
 });
 
+export const resizeAgent = defineEndpoint({
+  id: 'resizeAgent',
+  method: 'POST',
+  path: '/api/agents/{id}/resize',
+  auth: 'session',
+  tag: 'agents',
+  summary:
+    "Change a stopped Agent's size in place: CPU and memory up or down, the disk only up (`disk_shrink`). A subscription Agent takes a free slot of the new size; its old slot stays. Metered: the new rate from this second.",
+  params: AgentParams,
+  body: z.strictObject({ size: Size }),
+  response: { status: 200, body: Agent },
+  errors: ['invalid_state', 'disk_shrink', 'subscription_required'],
+});
+
 export const getSelfAgent = defineEndpoint({
   id: 'getSelfAgent',
   method: 'GET',
@@ -265,6 +331,22 @@ export const getSelfAgent = defineEndpoint({
   tag: 'agents',
   summary: 'The Agent whose token is presented (how `svc` learns where it runs).',
   response: { status: 200, body: Agent },
+  errors: [],
+});
+
+export const reportAgentActivity = defineEndpoint({
+  id: 'reportAgentActivity',
+  method: 'POST',
+  path: '/api/agent/activity',
+  auth: 'agent',
+  tag: 'agents',
+  summary:
+    "The Agent's gateway reports the SSH sessions open on its machine: one or more count as a person's activity for the idle stop. The answer says how often to report.",
+  body: z.object({ sshSessions: z.number().int().min(0).max(100_000) }).strict(),
+  response: {
+    status: 200,
+    body: z.object({ reportEveryMs: z.number().int().positive() }),
+  },
   errors: [],
 });
 
@@ -286,9 +368,11 @@ export const openAgentGateway = defineEndpoint({
 
 export const agentEndpoints = [
   getSelfAgent,
+  reportAgentActivity,
   createAgent,
   listAgents,
   getAgent,
+  updateAgent,
   startAgent,
   stopAgent,
   restartAgent,
@@ -296,5 +380,6 @@ export const agentEndpoints = [
   cloneAgent,
   transferAgent,
   setAgentBilling,
+  resizeAgent,
   openAgentGateway,
 ] as const;

@@ -33,6 +33,11 @@ export const PriceBook = z.object({
   /** Digits of the minor unit (2 for EUR: amounts are cents). */
   minorUnitDigits: z.number().int().nonnegative(),
   prices: z.array(PriceCell),
+  /**
+   * Snapshot storage (backups included: they are snapshots), per GB (10^9 bytes) held for a
+   * calendar month, by the second, whatever the machine's size or region.
+   */
+  snapshotGbMonth: Money.nonnegative(),
 });
 export type PriceBook = z.infer<typeof PriceBook>;
 
@@ -42,7 +47,8 @@ export const getPrices = defineEndpoint({
   path: '/api/prices',
   auth: 'none',
   tag: 'billing',
-  summary: 'The price book: every cell’s slot, hourly and paused prices, and caps (public).',
+  summary:
+    'The price book: every cell’s slot, hourly and paused prices, and caps, and the snapshot storage price (public).',
   response: { status: 200, body: PriceBook },
   errors: [],
 });
@@ -126,15 +132,18 @@ export const getUsage = defineEndpoint({
  * (at the period's end on an invoice), `seconds` the slot-seconds held in the period, `unitAmount`
  * the monthly price. `metered`: one machine at one rate, `seconds` charged at `unitAmount` an
  * hour; `rate` says which. `cap`: the monthly cap of one machine's metered lines (a negative
- * amount). Each line's amount is rounded once, half up, to the minor unit; the total is their sum.
+ * amount). `snapshot`: the snapshot storage of one machine (its snapshots and backups while on this
+ * account), `quantity` snapshots held now (at the period's end on an invoice), `seconds` the
+ * snapshot-seconds held, `unitAmount` the price of a GB-month; its description says the
+ * GB-months. Each line's amount is rounded once, half up, to the minor unit; the total is their sum.
  */
 export const InvoiceLine = z.object({
-  kind: z.enum(['slot', 'metered', 'cap']),
+  kind: z.enum(['slot', 'metered', 'cap', 'snapshot']),
   description: z.string(),
   product: Product,
   size: Size,
   region: Region,
-  /** The machine (`metered`, `cap`); null for slots. */
+  /** The machine (`metered`, `cap`, `snapshot`); null for slots. */
   resourceId: Id.nullable(),
   /** Running rate or paused rate (`metered`); null otherwise. */
   rate: z.enum(['running', 'paused']).nullable(),
@@ -192,7 +201,7 @@ export const getUpcomingInvoice = defineEndpoint({
   auth: 'session',
   tag: 'billing',
   summary:
-    'The running bill of this period: slot and metered lines, the total so far and a projection (owners and admins).',
+    'The running bill of this period: slot, metered and snapshot storage lines, the total so far and a projection (owners and admins).',
   params: z.object({ id: Id }),
   response: { status: 200, body: UpcomingInvoice },
   errors: [],

@@ -16,6 +16,7 @@ export const ErrorCode = z.enum([
   'request_timeout',
   'rate_limited',
   'internal_error',
+  'unavailable',
   // Sign-in and accounts
   'invalid_credentials',
   'email_taken',
@@ -28,6 +29,8 @@ export const ErrorCode = z.enum([
   // Agents and Plain VMs
   'legacy_cohort',
   'size_downgrade',
+  'disk_shrink',
+  'snapshot_limit',
   'target_not_organization',
   'target_billing_inactive',
   'subscription_required',
@@ -102,6 +105,7 @@ export const errorStatus = {
   request_timeout: 408,
   rate_limited: 429,
   internal_error: 500,
+  unavailable: 503,
   invalid_credentials: 401,
   email_taken: 409,
   slug_taken: 409,
@@ -112,6 +116,8 @@ export const errorStatus = {
   invalid_link: 400,
   legacy_cohort: 400,
   size_downgrade: 400,
+  disk_shrink: 400,
+  snapshot_limit: 409,
   target_not_organization: 400,
   target_billing_inactive: 400,
   subscription_required: 400,

@@ -35,10 +35,12 @@ export function gatewayKeyFromToken(token: string) {
   return { agentId, gen: Number(gen), key: gatewayKey(mac) };
 }
 
-const sign = (key: Buffer, body: string) =>
+/** `body`'s HMAC-SHA256 under `key`, base64url: the signature of every ticket and cookie. */
+export const sign = (key: Buffer, body: string) =>
   createHmac('sha256', key).update(body).digest('base64url');
 
-function signedEqual(key: Buffer, body: string, given: string): boolean {
+/** Whether `given` is `body`'s signature under `key`, compared in constant time. */
+export function signedEqual(key: Buffer, body: string, given: string): boolean {
   const expected = Buffer.from(sign(key, body));
   const actual = Buffer.from(given);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
@@ -104,4 +106,17 @@ export function checkGatewayCookie(
     signedEqual(key, `gc1.${agentId}.${gen}.${expires}`, sig) &&
     Number(expires) > expected.nowSeconds
   );
+}
+
+/**
+ * Every value of the cookie `name` in a `Cookie` header: one planted by a sibling subdomain
+ * must not shadow the real one, so each is checked.
+ */
+export function readCookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) values.push(rest.join('='));
+  }
+  return values;
 }

@@ -10,6 +10,8 @@ export const ReadyStatus = z.object({
     migrations: z.boolean(),
     /** This process's start-up work (migrations, the job queue) is done. */
     started: z.boolean(),
+    /** A signal came: the process is draining (a load balancer stops sending it requests). */
+    stopping: z.boolean(),
   }),
 });
 

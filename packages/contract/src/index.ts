@@ -1,5 +1,6 @@
 // The package's public surface: the only barrel file in the project.
 import { accountEndpoints } from './accounts.js';
+import { agentPortEndpoints } from './agent-ports.js';
 import { agentEndpoints } from './agents.js';
 import { apiTokenEndpoints } from './api-tokens.js';
 import { appEndpoints } from './apps.js';
@@ -11,10 +12,13 @@ import { emailLinkEndpoints } from './email-links.js';
 import type { Endpoint } from './endpoint.js';
 import { healthEndpoints } from './health.js';
 import { invitationEndpoints } from './invitations.js';
+import { noticeEndpoints } from './notices.js';
 import { plainVmEndpoints } from './plain-vms.js';
+import { snapshotEndpoints } from './snapshots.js';
 import { vaultEndpoints } from './vault.js';
 
 export * from './accounts.js';
+export * from './agent-ports.js';
 export * from './agents.js';
 export * from './api-tokens.js';
 export * from './apps.js';
@@ -33,10 +37,12 @@ export * from './health.js';
 export * from './invitations.js';
 export * from './issue-messages.js';
 export * from './lifecycle.js';
+export * from './notices.js';
 export * from './openapi.js';
 export * from './plain-vms.js';
 export * from './request-input.js';
 export * from './roles.js';
+export * from './snapshots.js';
 export * from './status-reasons.js';
 export * from './subscription-moves.js';
 export * from './vault.js';
@@ -48,9 +54,12 @@ export const allEndpoints: readonly Endpoint[] = [
   ...emailLinkEndpoints,
   ...invitationEndpoints,
   ...apiTokenEndpoints,
+  ...noticeEndpoints,
   ...agentEndpoints,
+  ...agentPortEndpoints,
   ...billingEndpoints,
   ...plainVmEndpoints,
+  ...snapshotEndpoints,
   ...vaultEndpoints,
   ...appEndpoints,
   ...bundleEndpoints,

@@ -8,6 +8,7 @@ import {
   MachineState,
   MOVES,
   PROVISION_MOVE,
+  REFUSED_DURING_DISK_OPERATION,
   SETTLED,
   statesWhere,
   TAKES_TOKEN_PUSH,
@@ -24,6 +25,9 @@ const accepts: Record<MachineAction, MachineState[]> = {
   transfer: ['running', 'stopped'],
   clone: ['running', 'stopped'],
   open: ['running'],
+  resize: ['stopped'],
+  snapshot: ['running', 'stopped'],
+  restoreSnapshot: ['stopped'],
 };
 
 describe('the lifecycle table', () => {
@@ -51,6 +55,22 @@ describe('the lifecycle table', () => {
         .map(([action]) => action)
         .sort(),
     ).toEqual(['destroy', 'restart', 'stop']);
+  });
+
+  it('refuses every move and disk change, but not billing or open, during a snapshot or restore', () => {
+    expect([...REFUSED_DURING_DISK_OPERATION].sort()).toEqual(
+      [
+        'clone',
+        'destroy',
+        'resize',
+        'restart',
+        'restoreSnapshot',
+        'snapshot',
+        'start',
+        'stop',
+        'transfer',
+      ].sort(),
+    );
   });
 
   it('calls exactly the states jobs work on transient', () => {

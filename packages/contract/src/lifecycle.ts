@@ -19,8 +19,18 @@ export type MachineState = z.infer<typeof MachineState>;
 /** A user action that a job completes, through a transient state. */
 export type MachineMoveAction = 'start' | 'stop' | 'restart' | 'destroy';
 
-/** A user action that takes effect at once, in the request (clone and open: Agents only). */
-export type MachineChangeAction = 'changeBilling' | 'transfer' | 'clone' | 'open';
+/**
+ * A user action accepted in the request (clone and open: Agents only). A snapshot or a restore
+ * is accepted at once and then runs in the background as the machine's `diskOperation`.
+ */
+export type MachineChangeAction =
+  | 'changeBilling'
+  | 'transfer'
+  | 'clone'
+  | 'open'
+  | 'resize'
+  | 'snapshot'
+  | 'restoreSnapshot';
 
 /** Every user action on an existing machine whose acceptance depends on its state. */
 export type MachineAction = MachineMoveAction | MachineChangeAction;
@@ -126,7 +136,29 @@ export const CHANGES: Readonly<Record<MachineChangeAction, readonly MachineState
   clone: SETTLED_STATES,
   // A gateway ticket into the Agent's editor and terminal.
   open: ['running'],
+  // New limits take effect at the next boot; the driver changes them on a server that is off.
+  resize: ['stopped'],
+  // Running where the driver snapshots a running disk (Incus, Hetzner, local), else stopped.
+  snapshot: SETTLED_STATES,
+  // The disk is overwritten: nothing may be running on it. The machine stays stopped.
+  restoreSnapshot: ['stopped'],
 };
+
+/**
+ * What a snapshot or restore in flight (the machine's `diskOperation`) refuses with 409, in any
+ * state: every move and every change of the disk or its owner. Billing and `open` go on.
+ */
+export const REFUSED_DURING_DISK_OPERATION: readonly MachineAction[] = [
+  'start',
+  'stop',
+  'restart',
+  'destroy',
+  'transfer',
+  'clone',
+  'resize',
+  'snapshot',
+  'restoreSnapshot',
+];
 
 /** States a job is working on; the dashboard polls while a machine is in one. */
 export const TRANSIENT = {
@@ -150,7 +182,8 @@ export function acceptingStates(action: MachineAction): readonly MachineState[] 
 /**
  * Whether a machine in `state` accepts `action`: the one question the server's guarded moves and
  * the dashboard's buttons both ask. (An Agent being cloned also refuses the moves marked
- * `refusedWhileCloning`; that is not a state, so the server checks it apart.)
+ * `refusedWhileCloning`, and a machine with a `diskOperation` those in
+ * `REFUSED_DURING_DISK_OPERATION`; neither is a state, so the server checks them apart.)
  */
 export function canApply(action: MachineAction, state: MachineState): boolean {
   return acceptingStates(action).includes(state);

@@ -22,7 +22,12 @@ const SECURITY: Record<Endpoint['auth'], Record<string, never[]>[]> = {
 /** Codes every endpoint of a kind can answer with, on top of its own list. */
 function implicitErrors(endpoint: Endpoint): ErrorCode[] {
   // Any request can be refused before it reaches an endpoint (see the server's http-server.ts).
-  const codes: ErrorCode[] = ['internal_error', 'headers_too_large', 'request_timeout'];
+  const codes: ErrorCode[] = [
+    'internal_error',
+    'unavailable',
+    'headers_too_large',
+    'request_timeout',
+  ];
   if (endpoint.params || endpoint.query || endpoint.body) codes.push('invalid_request');
   if (endpoint.params) codes.push('not_found');
   if (endpoint.body) codes.push('payload_too_large');

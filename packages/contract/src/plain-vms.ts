@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { BillingType, MachineLimits, Region, Size, SizeSpecs } from './agents.js';
+import { BillingType, MachineLimits, MachineSettings, Region, Size, SizeSpecs } from './agents.js';
 import { Id, Timestamp } from './common.js';
 import { defineEndpoint } from './endpoint.js';
 import { FirewallRule, FirewallRules } from './firewall.js';
 import { MachineState } from './lifecycle.js';
+import { Backups, DiskOperation } from './snapshots.js';
 import { STATUS_REASON_DESCRIPTION } from './status-reasons.js';
 
 /** The OS images a Plain VM can run, with the user each logs in as. */
@@ -47,6 +48,8 @@ export const PlainVm = z.object({
   billingType: BillingType,
   status: MachineState,
   statusReason: z.string().nullable().meta({ description: STATUS_REASON_DESCRIPTION }),
+  diskOperation: DiskOperation,
+  backups: Backups,
   provider: z.string(),
   access: PlainVmAccess,
   defaultUser: z.string(),
@@ -179,6 +182,34 @@ export const deletePlainVm = defineEndpoint({
   errors: ['invalid_state'],
 });
 
+export const updatePlainVm = defineEndpoint({
+  id: 'updatePlainVm',
+  method: 'PATCH',
+  path: '/api/plain-vms/{id}',
+  auth: 'session',
+  tag,
+  summary:
+    "Change a Plain VM's settings, in any state: `backups` (daily backups on or off and how many to keep; a lower `keep` prunes at the next backup run).",
+  params: Params,
+  body: MachineSettings({}),
+  response: { status: 200, body: PlainVm },
+  errors: [],
+});
+
+export const resizePlainVm = defineEndpoint({
+  id: 'resizePlainVm',
+  method: 'POST',
+  path: '/api/plain-vms/{id}/resize',
+  auth: 'session',
+  tag,
+  summary:
+    "Change a stopped VM's tier in place: CPU and memory up or down, the disk only up (`disk_shrink`). A subscription VM takes a free slot of the new tier; its old slot stays. Metered: the new rate from this second.",
+  params: Params,
+  body: z.strictObject({ tier: Size }),
+  response: { status: 200, body: PlainVm },
+  errors: ['invalid_state', 'disk_shrink', 'subscription_required'],
+});
+
 export const setPlainVmBilling = defineEndpoint({
   id: 'setPlainVmBilling',
   method: 'PATCH',
@@ -249,6 +280,8 @@ export const plainVmEndpoints = [
   restartPlainVm,
   deletePlainVm,
   setPlainVmBilling,
+  resizePlainVm,
+  updatePlainVm,
   transferPlainVm,
   getPlainVmFirewall,
   putPlainVmFirewall,
