@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
+import { createAgent, deleteBundle } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueAgentToken } from '../../server/src/agents/agent-token.js';
 import { createTestContext, signUpUser, type TestContext } from '../../server/test/test-context.js';
@@ -96,11 +97,8 @@ describe('svc glamp publishes a home end to end', () => {
     close = () => new Promise((r) => server.close(() => r()));
     owner = t.newClient();
     slug = (await signUpUser(owner)).account.slug;
-    const agent = await owner.post('/api/agents', {
-      name: 'Pub',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const agent = await owner.call(createAgent, {
+      body: { name: 'Pub', size: 'small', region: 'eu', billingType: 'metered' },
     });
     home = await mkdtemp(path.join(tmpdir(), 'svc-glamp-home-'));
     // As the platform leaves it on an Agent: the credentials in ~/.crabglamp/agent.env only.
@@ -403,7 +401,7 @@ describe('svc glamp publishes a home end to end', () => {
   });
 
   it('says so when the bundle was deleted, and publishes anew once glampId is emptied', async () => {
-    expect((await owner.delete(`/api/glamps/${slug}/my-glamp`)).status).toBe(204);
+    await owner.call(deleteBundle, { params: { accountSlug: slug, name: 'my-glamp' } });
     expect((await svc('glamp', 'stage')).code).toBe(0);
     const refused = await svc('glamp', 'confirm', '--accept-flags');
     expect(refused.code).toBe(1);

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createAgent } from '@svc/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issueAgentToken } from '../../server/src/agents/agent-token.js';
 import { createTestContext, signUpUser, type TestContext } from '../../server/test/test-context.js';
@@ -42,11 +43,8 @@ describe.each(databaseKinds)('svc shows the service reason for a refusal on %s',
     t = await createTestContext(kind);
     const owner = t.newClient();
     await signUpUser(owner);
-    const agent = await owner.post('/api/agents', {
-      name: 'Errors',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const agent = await owner.call(createAgent, {
+      body: { name: 'Errors', size: 'small', region: 'eu', billingType: 'metered' },
     });
     token = issueAgentToken(t.ctx.secrets.hmacKey, agent.body.id, 1);
   });

@@ -6,6 +6,7 @@ import { agentDashboardUrl } from '../gateway/dashboard-link.js';
 import { GatewayAuth } from '../gateway/gateway-auth.js';
 import { createGatewayServer } from '../gateway/gateway-server.js';
 import { GatewayTls } from '../gateway/gateway-tls.js';
+import { reportSshActivity } from '../gateway/ssh-activity.js';
 import type { CliIo } from '../main.js';
 import { CLI_VERSION } from '../version.js';
 import type { CliCommand } from './index.js';
@@ -89,6 +90,9 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
     throw new Error(`the gateway cannot listen on ${host}:${port}: ${error.message}${hint}`);
   });
   io.stdout.write(`svc gateway listening on ${host}:${port}${tls ? ' (TLS)' : ''}\n`);
+  // SSH sessions are a person at the Agent, which the edge never sees (its idle stop).
+  const sshActivity =
+    io.env.SVC_GATEWAY_SSH_ACTIVITY === 'off' ? undefined : reportSshActivity(io.env, io);
   // Started only once the port is ours: a gateway that cannot listen leaves nothing behind.
   if (codeServerBin) {
     codeServer = await CodeServer.start(codeServerBin, home, io.env).catch((error: unknown) => {
@@ -102,6 +106,7 @@ async function serveGateway(io: CliIo, options: { port?: string; host?: string }
   await new Promise<void>((resolve) => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
   });
+  sshActivity?.stop();
   await gateway.close();
   return 0;
 }

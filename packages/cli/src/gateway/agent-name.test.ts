@@ -22,6 +22,10 @@ const self = {
   statusReason: null,
   adoptedFrom: null,
   credentialsToSet: [],
+  idleStopMinutes: 60,
+  stoppedReason: null,
+  diskOperation: null,
+  backups: { enabled: false, keep: 7, hourUtc: 3 },
   createdAt: at,
   updatedAt: at,
 };

@@ -6,6 +6,7 @@ import {
   GATEWAY_COOKIE,
   gatewayKeyFromToken,
   issueGatewayCookie,
+  readCookieValues,
   type TicketCheck,
 } from '@svc/contract/gateway-ticket';
 import { loadAgentCredentials } from '../agent-env.js';
@@ -95,7 +96,7 @@ export class GatewayAuth {
    * name counts: one planted by a sibling subdomain must not shadow the real one.
    */
   async isAuthorized(cookieHeader: string | undefined, name = GATEWAY_COOKIE): Promise<boolean> {
-    const values = readCookies(cookieHeader, name);
+    const values = readCookieValues(cookieHeader, name);
     if (values.length === 0) return false;
     const identity = await this.#identity();
     if (!identity) return false;
@@ -106,13 +107,4 @@ export class GatewayAuth {
   #forgetExpired(now: number) {
     for (const [nonce, expiresAt] of this.#used) if (expiresAt <= now) this.#used.delete(nonce);
   }
-}
-
-export function readCookies(header: string | undefined, name: string): string[] {
-  const values: string[] = [];
-  for (const part of (header ?? '').split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) values.push(rest.join('='));
-  }
-  return values;
 }

@@ -330,4 +330,31 @@ describe('svc gateway', () => {
     expect(await closed).toBe(4003);
     expect((await get('/_svc/')).status).toBe(401);
   });
+
+  it('hands a request with x-svc-port to that port, without the service’s cookies, and never to its own', async () => {
+    const { createServer } = await import('node:http');
+    // Bound to ::1 alone, as some dev servers bind `localhost`: reached all the same.
+    const app = createServer((req, res) => res.end(`app ${req.url} cookie=${req.headers.cookie}`));
+    await new Promise<void>((resolve) => app.listen(0, '::1', resolve));
+    const appPort = (app.address() as AddressInfo).port;
+    try {
+      const res = await fetch(`${base}/anything?x=1`, {
+        headers: {
+          'x-svc-port': String(appPort),
+          cookie: `${cookie}; mine=1; svc_port=pc1.x`,
+        },
+      });
+      expect(await res.text()).toBe('app /anything?x=1 cookie=mine=1');
+      const own = new URL(base).port;
+      for (const port of [own, '80', '65536', 'x']) {
+        const refused = await fetch(`${base}/_svc/health`, { headers: { 'x-svc-port': port } });
+        expect(refused.status, port).toBe(404);
+      }
+      const listed = (await (await get('/_svc/ports', false)).json()) as { ports: number[] };
+      expect(listed.ports).toContain(appPort);
+      expect(listed.ports).not.toContain(Number(own));
+    } finally {
+      app.close();
+    }
+  });
 });

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { errorEnvelope } from '@svc/contract';
+import { errorEnvelope, LISTENING_PORTS_PATH } from '@svc/contract';
 import {
   ENV_PUSH_PATH,
   ENV_PUSH_SIGNATURE_HEADER,
@@ -25,6 +26,7 @@ import type { GatewayAuth } from './gateway-auth.js';
 import type { GatewayTls } from './gateway-tls.js';
 import { HomeSeeds } from './home-seed.js';
 import { editorPage, indexPage, PAGE_HEADERS, type PageContext, terminalPage } from './pages.js';
+import { listeningPorts, proxyToPort, proxyUpgradeToPort, requestedPort } from './port-proxy.js';
 import { TerminalSessions } from './terminal-sessions.js';
 
 export interface GatewayOptions {
@@ -86,7 +88,22 @@ export function createGatewayServer(options: GatewayOptions) {
   const pushes = new EnvPushes(options.home, tls && ((pem) => tls.take(pem)));
   const seeds = new HomeSeeds(options.home);
 
+  /**
+   * Whether `x-svc-port` may be taken from this connection: over TLS only the service's own
+   * certificate gets an answer (the edge); without TLS (the local driver's loopback gateways),
+   * only a loopback peer. From anyone else the header is ignored and the cookie rules apply.
+   */
+  const fromEdge = (req: IncomingMessage) =>
+    tls !== undefined || isLoopback(req.socket.remoteAddress ?? '');
+
+  /** The port this gateway listens on: never one it proxies to or lists. */
+  const ownPort = () => (server.address() as AddressInfo | null)?.port ?? 0;
+
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // A shared port's request, admitted by the edge (`port-proxy.ts`): the user's app answers.
+    const port = fromEdge(req) ? requestedPort(req.headers, ownPort()) : undefined;
+    if (port === null) return text(res, 404, 'This port is not served.\n');
+    if (port !== undefined) return proxyToPort(req, res, port);
     handle(req, res).catch((error: unknown) => {
       if (error instanceof FileAccessError)
         return json(res, error.status, errorEnvelope(error.code, { detail: error.message }));
@@ -135,6 +152,10 @@ export function createGatewayServer(options: GatewayOptions) {
     if (route === `${GATEWAY_PREFIX}/health`) return json(res, 200, { status: 'ok' });
     if (route === `${GATEWAY_PREFIX}/version`) return json(res, 200, { version: options.version });
     if (route === `${GATEWAY_PREFIX}/open`) return open(url, res);
+    // Asked by the service only (the edge never forwards it): the dashboard's list of ports.
+    if (route === LISTENING_PORTS_PATH && req.method === 'GET') {
+      return json(res, 200, { ports: await listeningPorts(ownPort()) });
+    }
     // Asked by the service only (the TLS client check), while it enrolls this machine.
     if (route === ENROLL_PROOF_PATH && tls && req.method === 'GET') {
       const enrollKey = (await readAgentEnv(options.home))[ENROLL_KEY_VARIABLE];
@@ -266,6 +287,10 @@ export function createGatewayServer(options: GatewayOptions) {
   server.on('upgrade', (req, socket, head) => {
     // A reset or a malformed request must cost this socket, never the gateway.
     socket.on('error', () => socket.destroy());
+    const port = fromEdge(req) ? requestedPort(req.headers, ownPort()) : undefined;
+    if (port === null)
+      return void socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+    if (port !== undefined) return proxyUpgradeToPort(req, socket, head, port);
     upgrade(req, socket, head).catch(() => socket.destroy());
   });
 
@@ -391,3 +416,6 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
   res.end(JSON.stringify(body));
 };
+
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
+const isLoopback = (address: string) => /^(::ffff:)?127\./.test(address) || address === '::1';
