@@ -8,7 +8,10 @@ import { fromPglite } from 'pg-boss';
 import type { DatabaseConfig } from '../config/config.js';
 import { makeOwnerOnly } from '../util/owner-only.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { guardedPool } from './database-unavailable.js';
+import { type Notifications, pgliteNotifications, postgresNotifications } from './notifications.js';
 import { pgliteDialect } from './pglite-dialect.js';
+import type { PoolStatus } from './pool-status.js';
 import type { DB } from './schema.js';
 import { SessionLock } from './session-lock.js';
 
@@ -24,6 +27,10 @@ export interface Database {
   readonly kind: DatabaseConfig['kind'];
   readonly db: Kysely<DB>;
   readonly jobsConnection: JobsConnection;
+  /** LISTEN/NOTIFY between the processes of this database (`notify` sends). */
+  readonly notifications: Notifications;
+  /** How its connections are used now, and the waits for one so far (`/metrics`). */
+  poolStatus(): PoolStatus;
   /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -82,13 +89,17 @@ export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<D
         lock.run(() => boss.listen!(channel, onNotification, onReconnect)),
     }),
   };
+  const notifications = pgliteNotifications(pglite, lock);
   return {
     kind: 'pglite',
     db,
+    notifications,
     jobsConnection: { kind: 'pglite', db: jobsDb },
+    poolStatus: () => lock.status(),
     transaction: (fn) => db.transaction().execute((tx) => lock.markTransaction(() => fn(tx))),
     dumpDataDir: () => lock.run(() => pglite.dumpDataDir('none')),
     close: async () => {
+      await notifications.close();
       await db.destroy();
       await lock.run(() => pglite.close());
       await unlock();
@@ -100,18 +111,51 @@ export async function openPostgres(
   url: string,
   onConnectionError: (error: Error) => void = () => {},
 ): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // A server that does not answer fails a request in 5 s (503), never hangs it.
+  const max = 10;
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 });
   // Without a listener, an idle connection's error would be an unhandled 'error' event.
   pool.on('error', onConnectionError);
+  let waits = 0;
+  let waitSeconds = 0;
+  const counted = {
+    async connect() {
+      // node-postgres queues a caller when no connection is idle and no other may be opened.
+      const waiting = pool.idleCount === 0 && pool.totalCount >= max;
+      const startedAt = performance.now();
+      try {
+        return await pool.connect();
+      } finally {
+        if (waiting) {
+          waits += 1;
+          waitSeconds += (performance.now() - startedAt) / 1000;
+        }
+      }
+    },
+    end: () => pool.end(),
+  };
   const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: guardedPool(counted) }),
     plugins: [new CamelCasePlugin()],
   });
+  const notifications = postgresNotifications(url, onConnectionError);
   return {
     kind: 'postgres',
     db,
+    notifications,
     jobsConnection: { kind: 'postgres', connectionString: url },
+    poolStatus: () => ({
+      max,
+      open: pool.totalCount,
+      inUse: pool.totalCount - pool.idleCount,
+      waiting: pool.waitingCount,
+      waits,
+      waitSeconds,
+    }),
     transaction: (fn) => db.transaction().execute(fn),
-    close: () => db.destroy(),
+    close: async () => {
+      await notifications.close();
+      await db.destroy();
+    },
   };
 }

@@ -9,17 +9,23 @@ import type {
   BundleManifest,
   Cohort,
   ConnectionStatus,
+  DiskOperation,
   FirewallRule,
   InvoiceLine,
   InvoiceStatus,
   MachineState,
+  NoticeKind,
   OsImageKey,
+  PortShare,
   Product,
   Region,
   Size,
+  SnapshotKind,
+  SnapshotStatus,
   SshKeyType,
   StagingReport,
   StagingState,
+  StoppedReason,
   SubscriptionStatus,
 } from '@svc/contract';
 
@@ -151,6 +157,18 @@ export interface AgentsTable {
   adoptionCredentials: ColumnType<string | null, string | null | undefined, string | null>;
   /** Credential keys of the bundle the adopter left unset. */
   credentialsToSet: ColumnType<string[], string | undefined, string>;
+  /** Minutes unused after which the service stops it while running; 0: never. */
+  idleStopMinutes: Generated<number>;
+  /** The last time a person used it through the edge (written at most every few seconds). */
+  lastActivityAt: Date | null;
+  /** `idle` while stopped by the service for idleness; `null` when a person stopped it. */
+  stoppedReason: StoppedReason | null;
+  /** A snapshot being taken or restored: lifecycle moves and other disk operations wait. */
+  diskOperation: Generated<DiskOperation>;
+  backupsEnabled: Generated<boolean>;
+  backupsKeep: Generated<number>;
+  /** The hour (UTC) of its daily backup, drawn at random when the row is made. */
+  backupsHour: Generated<number>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }
@@ -298,6 +316,12 @@ export interface PlainVmsTable {
   sshPort: number | null;
   slotId: string | null;
   provisionDeadlineAt: Date | null;
+  /** A snapshot being taken or restored: lifecycle moves and other disk operations wait. */
+  diskOperation: Generated<DiskOperation>;
+  backupsEnabled: Generated<boolean>;
+  backupsKeep: Generated<number>;
+  /** The hour (UTC) of its daily backup, drawn at random when the row is made. */
+  backupsHour: Generated<number>;
   createdAt: CreatedAt;
   updatedAt: UpdatedAt;
 }
@@ -414,6 +438,84 @@ export interface BundleFilesTable {
   size: BigInt;
 }
 
+export interface NoticePreferencesTable {
+  userId: string;
+  kind: NoticeKind;
+  enabled: boolean;
+}
+
+export interface NoticeEventsTable {
+  id: string;
+  kind: NoticeKind;
+  accountId: string;
+  createdAt: CreatedAt;
+}
+
+export interface NoticeThrottlesTable {
+  kind: NoticeKind;
+  subjectId: string;
+  lastAt: Date;
+}
+
+/** A shared port of an Agent: who may open `<port>--<subdomain>.<agent domain>`. */
+export interface AgentPortsTable {
+  agentId: string;
+  port: number;
+  share: PortShare;
+  createdAt: CreatedAt;
+  updatedAt: UpdatedAt;
+}
+
+/** A spent port ticket's nonce, kept until the ticket would have expired. */
+export interface AgentPortTicketsTable {
+  nonce: string;
+  expiresAt: Date;
+}
+
+/**
+ * A snapshot of an Agent's or a Plain VM's disk. A deleted one keeps its row (`deletedAt`): its
+ * storage is billed by the second it was held.
+ */
+export interface MachineSnapshotsTable {
+  id: string;
+  machineKind: 'agent' | 'plain_vm';
+  machineId: string;
+  /** The machine's account while it holds the snapshot (moved with it on transfer). */
+  accountId: string;
+  name: string;
+  kind: SnapshotKind;
+  status: SnapshotStatus;
+  /** Postgres bigint: strings from the driver, numbers written. */
+  sizeBytes: ColumnType<string | null, number | null | undefined, number | null>;
+  failureReason: string | null;
+  /** The driver that holds it, and what it calls it (once it has it). */
+  provider: string;
+  providerRef: string | null;
+  createdAt: CreatedAt;
+  readyAt: Date | null;
+  deletedAt: Date | null;
+}
+
+/**
+ * Snapshot storage over time: one row per stretch a ready snapshot was held by one account at
+ * one size (`rolloverSnapshotUsage` writes them); the open one has no end.
+ */
+export interface SnapshotUsageTable {
+  id: string;
+  seq: Generated<string>;
+  snapshotId: string;
+  machineKind: 'agent' | 'plain_vm';
+  machineId: string;
+  accountId: string;
+  /** Postgres bigint: strings from the driver, numbers written. */
+  sizeBytes: ColumnType<string, number, number>;
+  /** The machine's size and region when the period opened (its row goes with its destroy). */
+  size: Size;
+  region: Region;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
 export interface DB {
   users: UsersTable;
   accounts: AccountsTable;
@@ -443,6 +545,13 @@ export interface DB {
   bundleUploads: BundleUploadsTable;
   bundleVersions: BundleVersionsTable;
   bundleFiles: BundleFilesTable;
+  noticePreferences: NoticePreferencesTable;
+  noticeEvents: NoticeEventsTable;
+  noticeThrottles: NoticeThrottlesTable;
+  agentPorts: AgentPortsTable;
+  agentPortTickets: AgentPortTicketsTable;
+  machineSnapshots: MachineSnapshotsTable;
+  snapshotUsage: SnapshotUsageTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { PoolStatus } from './pool-status.js';
 
 /**
  * Serializes use of PGlite's single database session. Whoever holds the lock owns the session
@@ -11,6 +12,22 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export class SessionLock {
   #tail: Promise<void> = Promise.resolve();
   readonly #inTransaction = new AsyncLocalStorage<true>();
+  /** Holder and waiters: acquired and not yet released, or still waiting. */
+  #queued = 0;
+  #waits = 0;
+  #waitSeconds = 0;
+
+  /** The one session as a pool of one, for `/metrics`. */
+  status(): PoolStatus {
+    return {
+      max: 1,
+      open: 1,
+      inUse: this.#queued > 0 ? 1 : 0,
+      waiting: Math.max(0, this.#queued - 1),
+      waits: this.#waits,
+      waitSeconds: this.#waitSeconds,
+    };
+  }
 
   async acquire(): Promise<() => void> {
     if (this.#inTransaction.getStore()) {
@@ -24,8 +41,21 @@ export class SessionLock {
     });
     const previous = this.#tail;
     this.#tail = previous.then(() => held);
+    const waits = this.#queued > 0;
+    this.#queued += 1;
+    const startedAt = performance.now();
     await previous;
-    return release;
+    if (waits) {
+      this.#waits += 1;
+      this.#waitSeconds += (performance.now() - startedAt) / 1000;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#queued -= 1;
+      release();
+    };
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {

@@ -18,6 +18,11 @@ import * as m0016 from './0016-account-links-tokens.js';
 import * as m0017 from './0017-billing.js';
 import * as m0018 from './0018-email-change.js';
 import * as m0019 from './0019-audit-actor.js';
+import * as m0020 from './0020-agent-idle-stop.js';
+import * as m0021 from './0021-notices.js';
+import * as m0022 from './0022-agent-ports.js';
+import * as m0023 from './0023-snapshots.js';
+import * as m0024 from './0024-snapshot-usage.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -43,4 +48,9 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0017-billing': m0017,
   '0018-email-change': m0018,
   '0019-audit-actor': m0019,
+  '0020-agent-idle-stop': m0020,
+  '0021-notices': m0021,
+  '0022-agent-ports': m0022,
+  '0023-snapshots': m0023,
+  '0024-snapshot-usage': m0024,
 };
