@@ -52,6 +52,47 @@ export interface CreateServerSpec {
   readonly firewall?: readonly FirewallRule[];
 }
 
+/** A resize: the size the server has, the one it gets, in its region. */
+export interface ResizeChange {
+  readonly from: Size;
+  readonly to: Size;
+  readonly region: Region;
+}
+
+/** A snapshot of a server's disk as the driver holds it. */
+export interface SnapshotTaken {
+  /** What the driver calls it (an Incus snapshot's name, a Hetzner image's id). */
+  readonly ref: string;
+  /** The space it holds (what its storage is billed by). */
+  readonly sizeBytes: number;
+}
+
+/**
+ * Snapshots of servers' disks. `snapshotId` is the service's own id of the snapshot: the driver
+ * names it after that id, so a retried `create` finds the copy an earlier try made.
+ */
+export interface SnapshotDriver {
+  /** Whether a running server can be snapshotted (else the service asks for it stopped). */
+  readonly whileRunning: boolean;
+  create(serverId: string, snapshotId: string): Promise<SnapshotTaken>;
+  /** Puts the stopped server's disk back as the snapshot has it; the server stays off. */
+  restore(serverId: string, ref: string): Promise<void>;
+  /** Removes one; a missing one is no error. */
+  remove(serverId: string, ref: string): Promise<void>;
+}
+
+/** One cell of a driver's warm pool (`INCUS_WARM_POOL`): machines kept booted for creates. */
+export interface PoolCellStatus {
+  /** `plain_vm:<image>:<size>:<region>` or `agent:<size>:<region>`. */
+  readonly cell: string;
+  /** Members wanted. */
+  readonly want: number;
+  /** Booted, checked and unclaimed. */
+  readonly ready: number;
+  /** Made and not yet checked. */
+  readonly starting: number;
+}
+
 /**
  * An infrastructure provider, as the service uses it. Every method is idempotent: creating an
  * existing id returns it, powering on a running server or deleting a missing one succeeds.
@@ -97,6 +138,19 @@ export interface ComputeDriver {
   reconcile?(): Promise<void>;
   /** Starts the driver's own background work, in processes that run jobs (optional). */
   start?(): void;
+  /** Its warm pool of machines booted ahead of creates, cell by cell (optional: a pool's drivers). */
+  poolStatus?(): Promise<PoolCellStatus[]>;
+  /**
+   * Gives a stopped server the limits of another size (the service has refused a smaller disk):
+   * CPU and memory may go down, the disk only grows. Optional: a driver without it (local) only
+   * records the new size, on the machine's row.
+   */
+  resize?(id: string, change: ResizeChange): Promise<void>;
+  /**
+   * Snapshots of its servers' disks (optional: a driver without them answers 409). A server's
+   * deletion need not remove them: the service removes each before it deletes the server.
+   */
+  readonly snapshots?: SnapshotDriver;
   /** Releases what the driver holds in this process (not the servers). */
   close(): Promise<void>;
 }

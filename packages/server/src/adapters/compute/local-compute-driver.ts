@@ -1,13 +1,29 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { openSync, readFileSync } from 'node:fs';
-import { cp, mkdir, open, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  cp,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { ensureCliBuild } from '@svc/cli/ensure-build';
 import type { FirewallRule } from '@svc/contract';
 import type { Logger } from '../../logger.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
 import { AGENT_ENV_PATH, agentEnvFile } from './agent-env-file.js';
-import type { ComputeDriver, CreateServerSpec, ServerInfo } from './compute-driver.js';
+import type {
+  ComputeDriver,
+  CreateServerSpec,
+  ServerInfo,
+  SnapshotDriver,
+} from './compute-driver.js';
 import { preparePlainVm, readFirewall, sshProgramArgs, writeFirewall } from './local-plain-vm.js';
 import {
   LOOPBACK,
@@ -17,6 +33,7 @@ import {
   portFrees,
   waitForOwnListener,
 } from './local-ports.js';
+import { LocalSnapshots } from './local-snapshots.js';
 
 interface MachineRecord {
   id: string;
@@ -31,6 +48,8 @@ interface MachineRecord {
 }
 
 const SUPERVISE_INTERVAL_MS = 2_000;
+/** How long a machine found dead while running must stay so before it is restarted. */
+const SETTLE_MS = 1_000;
 const MACHINE_PATH = '/usr/local/bin:/usr/bin:/bin';
 /**
  * An Agent's `bin/` (beside its home): `svc` and `node`, as every Agent has them on its PATH
@@ -54,6 +73,8 @@ export class LocalComputeDriver implements ComputeDriver {
   readonly #serial = new KeyedQueue();
   readonly #ports: PortReservations;
   readonly #portRange: PortRange;
+  /** Copies of machines' homes in `snapshots/` beside `root` (`local-snapshots.ts`). */
+  readonly snapshots: SnapshotDriver;
 
   /**
    * `options.reservations`: where ports are reserved (the host's one directory unless a test
@@ -66,6 +87,18 @@ export class LocalComputeDriver implements ComputeDriver {
   ) {
     this.#ports = options.reservations ?? new PortReservations();
     this.#portRange = options.ports ?? MACHINE_PORTS;
+    this.snapshots = new LocalSnapshots({
+      root: path.join(path.dirname(root), 'snapshots'),
+      homeOf: (id) => this.homeOf(id),
+      exclusive: (id, work) => this.#serial.run(id, work),
+      // The restored home's agent.env is the one it had then: an Agent's current token goes back.
+      restored: async (id) => {
+        const record = await this.#read(id);
+        if (record && Object.keys(record.env).length > 0) {
+          await writeAgentEnv(this.homeOf(id), record.env);
+        }
+      },
+    });
   }
 
   /** Starts supervising (call once the service runs jobs). */
@@ -245,16 +278,27 @@ export class LocalComputeDriver implements ComputeDriver {
   /** Restarts the process of every running machine whose process is gone. */
   async supervise(): Promise<void> {
     for (const server of await this.listServers({})) {
+      if (!(await this.#deadWhileRunning(server.id))) continue;
+      // Still so a moment later: not a stop or a start another process is in the middle of.
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
       const record = await this.#read(server.id);
-      if (record?.status === 'running' && !isOurs(record.pid, record.id)) {
+      if (record && (await this.#deadWhileRunning(server.id))) {
         // What the process said last tells why it died (its console, as a VM's serial log).
         const console = await consoleTail(path.join(this.root, record.id, 'console.log'));
         this.log.warn({ machineId: record.id, console }, 'machine process gone; restarting it');
-        await this.powerOn(record.id).catch((err) =>
-          this.log.error({ err, machineId: record.id }, 'restart failed'),
-        );
+        await this.powerOn(record.id).catch(async (err) => {
+          // Destroyed meanwhile (by another process): nothing is left to restart.
+          if (!(await this.#read(record.id))) return;
+          this.log.error({ err, machineId: record.id }, 'restart failed');
+        });
       }
     }
+  }
+
+  /** Whether the machine's record says running while its process is gone. */
+  async #deadWhileRunning(id: string): Promise<boolean> {
+    const record = await this.#read(id);
+    return record?.status === 'running' && !isOurs(record.pid, record.id);
   }
 
   /** Whether a running machine's process is alive (for tests and status checks). */
@@ -301,6 +345,8 @@ export class LocalComputeDriver implements ComputeDriver {
         ...(svc && {
           SVC_GATEWAY_PORT: String(record.gatewayPort),
           SVC_GATEWAY_HOST: LOOPBACK,
+          // The host's processes are its machines' too: its SSH sessions are nobody's use of them.
+          SVC_GATEWAY_SSH_ACTIVITY: 'off',
           // A login shell's profile sets PATH anew; the terminal puts `bin/` back in front.
           SVC_TERMINAL_PATH: bin,
         }),
@@ -330,11 +376,15 @@ export class LocalComputeDriver implements ComputeDriver {
     return record;
   }
 
+  /**
+   * Written whole under a name of its own, then renamed over the record: another process of the
+   * service (replicas share DATA_DIR) reads the old record or the new one, never half of one.
+   */
   async #write(record: MachineRecord): Promise<void> {
     const file = path.join(this.root, record.id, 'machine.json');
-    await writeFile(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
-    await cp(`${file}.tmp`, file);
-    await rm(`${file}.tmp`, { force: true });
+    const temporary = `${file}.${process.pid}.${randomUUID()}.tmp`;
+    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
+    await rename(temporary, file);
   }
 }
 

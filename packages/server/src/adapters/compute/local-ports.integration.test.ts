@@ -40,13 +40,24 @@ const canBind = (port: number) =>
   );
 
 /**
- * Two neighbouring ports of the machines' range that nothing listens on now. Not the kernel's
- * pick: that is in its ephemeral range, where any outgoing connection may take it meanwhile.
+ * Two neighbouring ports of the machines' range that nothing listens on now, reserved for
+ * `holder` in the host's own reservations: the machines of other tests running meanwhile (which
+ * reserve there) never take them, so only this test's services compete for them. Not the
+ * kernel's pick: that is in its ephemeral range, where any outgoing connection may take it.
  */
-async function unusedPorts(): Promise<number> {
+async function unusedPorts(host: PortReservations, holder: string): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const port = MACHINE_PORTS.from + randomInt(MACHINE_PORTS.to - MACHINE_PORTS.from);
-    if ((await canBind(port)) && (await canBind(port + 1))) return port;
+    if (!(await host.claim(port, holder))) continue;
+    if (
+      (await host.claim(port + 1, holder)) &&
+      (await canBind(port)) &&
+      (await canBind(port + 1))
+    ) {
+      return port;
+    }
+    await host.release(port, holder);
+    await host.release(port + 1, holder);
   }
   throw new Error('no two free ports in the machines’ range');
 }
@@ -66,6 +77,7 @@ describe('local machines’ ports', () => {
   let work: string;
   let ports: readonly [number, number];
   let reservations: PortReservations;
+  const hostReservations = new PortReservations();
   const drivers: LocalComputeDriver[] = [];
   const driver = (name: string) => {
     const made = new LocalComputeDriver(path.join(work, name, 'machines'), log, {
@@ -79,13 +91,14 @@ describe('local machines’ ports', () => {
   beforeAll(async () => {
     work = await mkdtemp(path.join(tmpdir(), 'svc-local-ports-'));
     reservations = new PortReservations(path.join(work, 'reservations'));
-    const first = await unusedPorts();
+    const first = await unusedPorts(hostReservations, path.join(work, 'held'));
     ports = [first, first + 1];
   });
   afterAll(async () => {
     for (const each of drivers) {
       for (const server of await each.listServers({})) await each.deleteServer(server.id);
     }
+    for (const port of ports ?? []) await hostReservations.release(port, path.join(work, 'held'));
     await rm(work, { recursive: true, force: true });
   });
 

@@ -7,7 +7,7 @@ import { Client, type ClientChannel } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyPair as makeKeyPair, ssh as openssh } from '../../../test/openssh.js';
 import { createLogger } from '../../logger.js';
-import { hashPasswordForShadow } from '../../plain-vms/cloud-init.js';
+import { hashPasswordForShadow } from './cloud-init.js';
 import { SSH_LOGIN_BACKOFF, startSshServer } from './local-ssh-server.js';
 import { newSshHostKey } from './ssh-host-key.js';
 

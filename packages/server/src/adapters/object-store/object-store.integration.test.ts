@@ -4,11 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
-// @ts-expect-error: the package ships no types
-import S3rver from '@20minutes/s3rver';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3StandIn } from '../../../test/s3-stand-in.js';
 import { TestClock } from '../../../test/test-clock.js';
 import type { AppEnv } from '../../http/app-env.js';
 import { FsObjectStore } from './fs-object-store.js';
@@ -54,14 +53,8 @@ const drivers: Record<'fs' | 's3', () => Promise<Driver>> = {
   },
   async s3() {
     const dir = await mkdtemp(path.join(tmpdir(), 'svc-s3rver-'));
-    const s3rver = new S3rver({
-      address: '127.0.0.1',
-      port: 0,
-      silent: true,
-      directory: dir,
-      configureBuckets: [{ name: 'bundles' }],
-    });
-    const { port } = (await s3rver.run()) as AddressInfo;
+    const s3rver = s3StandIn({ directory: dir });
+    const { port } = await s3rver.run();
     const clock = new TestClock();
     const store = new S3ObjectStore(
       {

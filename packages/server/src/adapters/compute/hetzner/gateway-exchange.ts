@@ -17,6 +17,7 @@ import {
 } from '@svc/contract/agent-env-push';
 import { ENROLL_PROOF_PATH, enrollProof, gatewayServerName } from '@svc/contract/gateway-tls';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
+import { connectRetrying } from '../../../util/connect-retrying.js';
 import { sleep } from './hcloud-client.js';
 
 /** Where a machine's gateway listens, and which machine it must be. */
@@ -69,10 +70,15 @@ export async function gatewayExchange(
   },
 ): Promise<GatewayAnswer> {
   const client = await ca.serviceClient();
+  // A moment's missing route to the machine is tried again; nothing is sent before this.
+  const connected = await connectRetrying({
+    host: gateway.host,
+    port: gateway.port,
+    timeoutMs: 10_000,
+  });
   const socket = await new Promise<TLSSocket>((resolve, reject) => {
     const tls = connect({
-      host: gateway.host,
-      port: gateway.port,
+      socket: connected,
       servername: gatewayServerName(gateway.machineId),
       ca: ca.cert,
       cert: client.cert,
@@ -81,8 +87,9 @@ export async function gatewayExchange(
       // Checked below, by `check`: Node's own check would refuse an enrolling machine's
       // self-signed certificate and an expired one that a renewal replaces.
       rejectUnauthorized: false,
-      timeout: 10_000,
     });
+    // On a given socket, `tls.connect` leaves its `timeout` option unset.
+    tls.setTimeout(10_000);
     tls.once('secureConnect', () => {
       // From here the request's own timeout applies (a home's upload may take minutes).
       tls.setTimeout(0);

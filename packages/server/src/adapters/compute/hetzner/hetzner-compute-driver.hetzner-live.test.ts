@@ -7,7 +7,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyPair, ssh } from '../../../../test/openssh.js';
 import { waitFor } from '../../../../test/wait.js';
-import { buildUserData } from '../../../plain-vms/cloud-init.js';
+import { buildUserData } from '../cloud-init.js';
 import { HetznerComputeDriver } from './hetzner-compute-driver.js';
 
 // Opt in: `HCLOUD_TOKEN=… npm run test:hetzner-live` makes one real server in the token's

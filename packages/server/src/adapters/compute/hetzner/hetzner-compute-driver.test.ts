@@ -90,6 +90,23 @@ describe('hetzner driver', () => {
     await setup.driver.deleteServer(id);
   });
 
+  it('resizes a stopped server with change_type, growing its disk only with a larger size', async () => {
+    const id = randomUUID();
+    await setup.driver.createServer(plainVm(id));
+    await expect(
+      setup.driver.resize(id, { from: 'small', to: 'medium', region: 'eu' }),
+    ).rejects.toThrow(/stopped/);
+    await setup.driver.powerOff(id);
+    await setup.driver.resize(id, { from: 'small', to: 'medium', region: 'eu' });
+    const [server] = serversOf(id);
+    expect(server?.serverType.name).toBe('cpx32');
+    expect(server?.diskGb).toBe(server?.serverType.disk);
+    // Same disk, other cores: the disk is not upgraded (upgrade_disk false), so it may go back.
+    await setup.driver.resize(id, { from: 'medium', to: 'medium', region: 'eu' });
+    expect(serversOf(id)[0]?.diskGb).toBe(server?.serverType.disk);
+    await setup.driver.deleteServer(id);
+  });
+
   it('replaces firewall rules with set_rules and answers with the rules as re-read (IPv6 canonical)', async () => {
     const id = randomUUID();
     await setup.driver.createServer(plainVm(id));

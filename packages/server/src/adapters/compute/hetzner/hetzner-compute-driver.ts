@@ -2,7 +2,13 @@
 // calls in order; catalog, firewalls, images, the Agent's user data and the gateway enrollment
 // live in the files beside it.
 import type { KeyObject } from 'node:crypto';
-import { DEFAULT_FIREWALL_RULES, type FirewallRule, type Region, type Size } from '@svc/contract';
+import {
+  DEFAULT_FIREWALL_RULES,
+  type FirewallRule,
+  type Region,
+  SIZE_SPECS,
+  type Size,
+} from '@svc/contract';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
 import { KeyedQueue } from '../../../util/keyed-queue.js';
@@ -11,6 +17,7 @@ import {
   ComputeFailure,
   ComputeUnavailable,
   type CreateServerSpec,
+  type ResizeChange,
   type ServerInfo,
 } from '../compute-driver.js';
 import { type Action, ActionWaiter } from './hcloud-actions.js';
@@ -34,6 +41,7 @@ import {
   type ServerAnswer,
   selectorFor,
 } from './hetzner-server.js';
+import { HetznerSnapshots } from './hetzner-snapshots.js';
 
 export interface HetznerDriverOptions {
   readonly endpoint: string;
@@ -89,6 +97,8 @@ export class HetznerComputeDriver implements ComputeDriver {
   readonly #images: HetznerImages;
   #sizes: SizeTable | undefined;
   readonly #gateways: HetznerGateways;
+  /** Snapshots of machines' disks as snapshot images (`hetzner-snapshots.ts`). */
+  readonly snapshots: HetznerSnapshots;
 
   constructor(
     readonly options: HetznerDriverOptions,
@@ -98,6 +108,10 @@ export class HetznerComputeDriver implements ComputeDriver {
     this.#actions = new ActionWaiter(this.#client);
     this.#firewalls = new HetznerFirewalls(this.#client, this.#actions);
     this.#images = new HetznerImages(this.#client, this.#actions);
+    this.snapshots = new HetznerSnapshots(this.#client, this.#actions, {
+      find: (id) => this.#find(id),
+      serial: (id, task) => this.#serial.run(id, task),
+    });
     this.#gateways = new HetznerGateways(
       {
         gatewayCa: options.gatewayCa,
@@ -362,6 +376,29 @@ export class HetznerComputeDriver implements ComputeDriver {
     const [firewall] = await this.#firewalls.of(id);
     // A machine whose firewall is gone has no rules: the reconciler puts the stored ones back.
     return firewall ? fromHcloudRules(firewall.rules) : [];
+  }
+
+  /**
+   * `change_type` on the stopped server; its disk grows only when the new size's disk is larger
+   * (a grown disk cannot go back down, so a smaller size keeps the one it has).
+   */
+  resize(id: string, change: ResizeChange): Promise<void> {
+    return this.#serial.run(id, async () => {
+      const server = await this.#require(id);
+      const answer = await this.#client.request<{ action: Action }>(
+        'POST',
+        `/servers/${server.id}/actions/change_type`,
+        {
+          body: {
+            server_type: this.sizes[change.to][change.region],
+            upgrade_disk:
+              SIZE_SPECS[change.to][change.region].diskGb >
+              SIZE_SPECS[change.from][change.region].diskGb,
+          },
+        },
+      );
+      await this.#actions.wait([answer.action]);
+    });
   }
 
   /** Runs a power action and waits for it; answers with the server as it is after. */

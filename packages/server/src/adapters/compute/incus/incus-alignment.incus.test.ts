@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncusProject, INCUS_SOCKET, incusDriverOptions } from '../../../../test/incus.js';
 import { incusExec } from '../../../../test/incus-exec.js';
 import { waitFor } from '../../../../test/wait.js';
-import { buildUserData } from '../../../plain-vms/cloud-init.js';
+import { buildUserData } from '../cloud-init.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';

@@ -215,7 +215,9 @@ export class IncusBridgeFirewall {
     rules: readonly FirewallRule[],
   ): Promise<void> {
     const acl = {
-      description: `firewall of machine ${owner[MACHINE_ID_KEY]}`,
+      description: owner[MACHINE_ID_KEY]
+        ? `firewall of machine ${owner[MACHINE_ID_KEY]}`
+        : 'firewall of an unclaimed warm-pool machine',
       config: owner,
       ingress: toAclRules(rules, address),
       egress: egressRules(address, await this.egressPolicy()),
@@ -268,13 +270,23 @@ export class IncusBridgeFirewall {
 
   /** The identity config of every machine ACL whose config matches `filter`. */
   async owners(filter: Readonly<Record<string, string>>): Promise<Record<string, string>[]> {
+    return (await this.matching(filter))
+      .map((acl) => acl.config)
+      .filter((config) => config[MACHINE_ID_KEY] !== undefined);
+  }
+
+  /** The name and config of every ACL whose config matches `filter` (warm-pool members' too). */
+  async matching(
+    filter: Readonly<Record<string, string>>,
+  ): Promise<{ name: string; config: Record<string, string> }[]> {
     const acls = await this.client.call<Acl[]>('GET', '/1.0/network-acls', {
       query: { recursion: '1' },
     });
     return acls
-      .map((acl) => acl.config ?? {})
-      .filter((config) => config[MACHINE_ID_KEY] !== undefined)
-      .filter((config) => Object.entries(filter).every(([key, value]) => config[key] === value));
+      .map((acl) => ({ name: acl.name, config: acl.config ?? {} }))
+      .filter(({ config }) =>
+        Object.entries(filter).every(([key, value]) => config[key] === value),
+      );
   }
 
   /** Detaches the machine's ACL from the bridge and deletes it; a missing one is fine. */

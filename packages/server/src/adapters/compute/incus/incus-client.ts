@@ -79,6 +79,13 @@ export interface FileOwner {
   readonly mode: number;
 }
 
+/** What a command run inside an instance (`exec`) ended with. */
+export interface ExecResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
 /** What the driver needs to know of the server it talks to. */
 export interface ServerFacts {
   /** Instances are placed on cluster members: a region is a cluster group. */
@@ -183,6 +190,40 @@ export class IncusClient {
     return this.#write(instance, directoryPath, owner);
   }
 
+  /**
+   * Runs `command` inside a running instance as root, without a terminal, and answers its exit
+   * code and output (kept by Incus as the operation's logs, read back and then deleted).
+   */
+  async exec(instance: string, command: readonly string[]): Promise<ExecResult> {
+    const base = `/1.0/instances/${encodeURIComponent(instance)}`;
+    const done = await this.call<{ return?: number; output?: Record<string, string> }>(
+      'POST',
+      `${base}/exec`,
+      {
+        body: {
+          command,
+          'wait-for-websocket': false,
+          interactive: false,
+          'record-output': true,
+          environment: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+        },
+      },
+    );
+    const read = async (log: string | undefined) => {
+      if (!log) return '';
+      // The log's path may carry its own `?project=`: the request adds ours.
+      const [logPath = log] = log.split('?');
+      const { text } = await this.#http('GET', logPath, {});
+      await this.#send('DELETE', logPath, {}).catch(() => {});
+      return text;
+    };
+    const [stdout, stderr] = await Promise.all([
+      read(done.output?.['1']),
+      read(done.output?.['2']),
+    ]);
+    return { code: done.return ?? -1, stdout, stderr };
+  }
+
   async #write(instance: string, filePath: string, owner: FileOwner, content?: Buffer | string) {
     await this.call('POST', `/1.0/instances/${encodeURIComponent(instance)}/files`, {
       query: { path: filePath },
@@ -225,11 +266,32 @@ export class IncusClient {
     return `Incus at ${this.location}: ${what}`;
   }
 
-  #send(
+  /** One request whose answer is the envelope; Incus's refusals throw `IncusError`. */
+  async #send(
     method: string,
     path: string,
     request: IncusRequest,
   ): Promise<{ envelope: Envelope; etag?: string }> {
+    const what = `${method} ${path}`;
+    const { status, text, etag } = await this.#http(method, path, request);
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(text) as Envelope;
+    } catch {
+      throw new IncusError(status, `not a JSON answer (HTTP ${status})`, this.#where(what));
+    }
+    if (envelope.type === 'error' || status >= 400) {
+      throw new IncusError(status, envelope.error || `HTTP ${status}`, this.#where(what));
+    }
+    return { envelope, ...(etag && { etag }) };
+  }
+
+  /** One HTTP exchange with the daemon: the status, the body as text, the ETag. */
+  #http(
+    method: string,
+    path: string,
+    request: IncusRequest,
+  ): Promise<{ status: number; text: string; etag?: string }> {
     // A listing across all projects takes no project (Incus refuses both).
     const allProjects = request.query?.['all-projects'] === 'true';
     const query = new URLSearchParams({
@@ -263,24 +325,12 @@ export class IncusClient {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('error', reject);
           res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            const text = Buffer.concat(chunks).toString('utf8');
-            let envelope: Envelope;
-            try {
-              envelope = JSON.parse(text) as Envelope;
-            } catch {
-              reject(
-                new IncusError(status, `not a JSON answer (HTTP ${status})`, this.#where(what)),
-              );
-              return;
-            }
-            if (envelope.type === 'error' || status >= 400) {
-              const message = envelope.error || `HTTP ${status}`;
-              reject(new IncusError(status, message, this.#where(what)));
-              return;
-            }
             const etag = res.headers.etag;
-            resolve({ envelope, ...(etag && { etag }) });
+            resolve({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+              ...(etag && { etag }),
+            });
           });
         },
       );

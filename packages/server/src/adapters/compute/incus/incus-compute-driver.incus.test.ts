@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INCUS_SOCKET, incusDriverOptions, requireIncus } from '../../../../test/incus.js';
 import { keyPair, ssh } from '../../../../test/openssh.js';
 import { waitFor } from '../../../../test/wait.js';
-import { buildUserData } from '../../../plain-vms/cloud-init.js';
+import { buildUserData } from '../cloud-init.js';
 import type { CreateServerSpec } from '../compute-driver.js';
 import { IncusClient } from './incus-client.js';
 import { IncusComputeDriver } from './incus-compute-driver.js';

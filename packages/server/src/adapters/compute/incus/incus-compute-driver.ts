@@ -1,7 +1,8 @@
 // Over 400 lines: the one class behind the ComputeDriver port for Incus, whose methods each
-// delegate (placement, firewall, SSH forwards, hardening, the Agent's files) to files beside it;
-// what is left is the order of those calls per move, which reads best in one place. The reconcile
-// pass (alignment, forwards, certificate renewal) is the next piece to move out.
+// delegate (placement, firewall, SSH forwards, hardening, the Agent's files, the warm pool and its
+// claims) to files beside it; what is left is the order of those calls per move (a claim's among
+// them), which reads best in one place. The reconcile pass (alignment, forwards, certificate
+// renewal) is the next piece to move out.
 import path from 'node:path';
 import { CLI_BUILD_DIR, ensureCliBuild } from '@svc/cli/ensure-build';
 import {
@@ -13,6 +14,7 @@ import {
 } from '@svc/contract';
 import ipaddr from 'ipaddr.js';
 import type { IncusPublicSsh } from '../../../config/incus-public-ssh.js';
+import type { WarmPoolCell } from '../../../config/incus-warm-pool.js';
 import type { GatewayCa } from '../../../crypto/gateway-ca.js';
 import type { Logger } from '../../../logger.js';
 import { readCliBuild } from '../../../util/cli-build.js';
@@ -22,6 +24,8 @@ import {
   type ComputeDriver,
   ComputeFailure,
   type CreateServerSpec,
+  type PoolCellStatus,
+  type ResizeChange,
   type ServerInfo,
 } from '../compute-driver.js';
 import {
@@ -35,6 +39,7 @@ import {
   pushHome,
 } from './incus-agent.js';
 import { IncusBridgeFirewall } from './incus-bridge-firewall.js';
+import { claimAgent, claimPlainVm, isWellMember, restartGateway } from './incus-claim.js';
 import { IncusClient, IncusError, type IncusRemote, isNotFound } from './incus-client.js';
 import { connectIncus } from './incus-connect.js';
 import { serviceEndpoint } from './incus-egress.js';
@@ -65,10 +70,15 @@ import {
   labelsOf,
   MACHINE_ID_KEY,
   ownerConfig,
+  POOL_CELL_KEY,
   PROJECT_KEY,
 } from './incus-instance-spec.js';
+import { IncusLock } from './incus-lock.js';
 import { IncusPlacement } from './incus-placement.js';
+import { IncusQuota } from './incus-quota.js';
+import { IncusSnapshots } from './incus-snapshots.js';
 import { IncusSshForwards } from './incus-ssh-forwards.js';
+import { CLAIMED_KEY, IncusWarmPool, isPoolMember, POOL_KEYS } from './incus-warm-pool.js';
 
 export interface IncusDriverOptions {
   readonly socketPath: string;
@@ -108,6 +118,11 @@ export interface IncusDriverOptions {
   readonly hostGuardRenewMs?: number;
   /** Signs Agents' gateway certificates (`GATEWAY_CA_*`); Agents cannot be made without it. */
   readonly gatewayCa?: GatewayCa;
+  /**
+   * `INCUS_WARM_POOL`: machines kept booted for creates to claim (`incus-warm-pool.ts`), by the
+   * processes that run jobs (`start`); the operator's in-process commands only read it.
+   */
+  readonly warmPool?: readonly WarmPoolCell[];
 }
 
 const STOP_TIMEOUT_S = 30;
@@ -140,6 +155,12 @@ export class IncusComputeDriver implements ComputeDriver {
   #guard: HostGuardSpec | undefined;
   /** Stops the renewal of the baseline (`keepHostGuard`), started once it was written. */
   #stopGuard: (() => void) | undefined;
+  /** Rescans the pool's btrfs quota accounting when inconsistent: on the local socket only. */
+  readonly #quota: IncusQuota | undefined;
+  /** Booted machines creates claim (`INCUS_WARM_POOL`); none when no cell is configured. */
+  readonly #pool: IncusWarmPool | undefined;
+  /** Snapshots of machines' disks, as Incus snapshots of their instances (`incus-snapshots.ts`). */
+  readonly snapshots: IncusSnapshots;
 
   constructor(
     readonly options: IncusDriverOptions,
@@ -152,6 +173,12 @@ export class IncusComputeDriver implements ComputeDriver {
     });
     this.#firewall = new IncusBridgeFirewall(this.#client, options.network);
     this.#placement = new IncusPlacement(this.#client, this.#firewall, options);
+    this.snapshots = new IncusSnapshots(this.#client, {
+      find: (id) => this.#findMachine(id),
+      serial: (id, task) => this.#serial.run(id, task),
+      exclusive: (task) => this.#firewall.exclusive(task),
+    });
+    if (!options.remote) this.#quota = new IncusQuota(this.#client, options, this.log);
     this.#forwards = new IncusSshForwards(
       this.#client,
       this.#firewall,
@@ -163,6 +190,22 @@ export class IncusComputeDriver implements ComputeDriver {
       },
       () => this.#placement.isClustered,
     );
+    if (options.warmPool) {
+      this.#pool = new IncusWarmPool(
+        this.#client,
+        { cells: options.warmPool, project: options.project, network: options.network },
+        {
+          make: (name, spec, owner) => this.#makePoolMember(name, spec, owner),
+          isWell: (instance) => isWellMember(this.#client, instance),
+          remove: (name) => this.#removeInstance(name),
+          firewalls: async () =>
+            (await this.#firewall.matching({ [PROJECT_KEY]: options.project }))
+              .filter((acl) => acl.config[POOL_CELL_KEY] !== undefined)
+              .map((acl) => acl.name),
+        },
+        this.log,
+      );
+    }
   }
 
   /**
@@ -199,8 +242,15 @@ export class IncusComputeDriver implements ComputeDriver {
       };
       this.#firewall.hostGuard = true;
       await this.#writeGuard();
+      // The same timer keeps the pool's quota accounting exact between reconciler passes.
       this.#stopGuard ??= keepHostGuard(
-        () => this.#writeGuard(),
+        async () => {
+          try {
+            await this.#writeGuard();
+          } finally {
+            await this.#keepQuotaExact();
+          }
+        },
         this.log,
         this.options.hostGuardRenewMs,
       );
@@ -212,6 +262,16 @@ export class IncusComputeDriver implements ComputeDriver {
         );
       }
     }
+  }
+
+  /** Keeps the warm pool full from this process on. */
+  start(): void {
+    this.#pool?.keepFull();
+  }
+
+  /** The warm pool's cells, each with its wanted, ready and starting members. */
+  async poolStatus(): Promise<PoolCellStatus[]> {
+    return (await this.#pool?.status()) ?? [];
   }
 
   /** The size table scaled by `sizeFactor`, as `instanceBody` sets it on the instance. */
@@ -246,13 +306,23 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   async close(): Promise<void> {
+    await this.#pool?.stop();
     this.#stopGuard?.();
     this.#stopGuard = undefined;
     this.#client.close();
   }
 
   createServer(spec: CreateServerSpec): Promise<ServerInfo> {
-    return this.#serial.run(spec.id, () => this.#createServer(spec));
+    return this.#serial.run(spec.id, () =>
+      // With a pool, two attempts of one create in two processes could each claim a member (the
+      // name `svc-<id>` no longer makes a second one fail): one at a time, across processes.
+      this.#pool
+        ? new IncusLock(this.#client, `svc-lock-machine-${spec.id}`, {
+            leaseMs: 120_000,
+            waitMs: 300_000,
+          }).run(() => this.#createServer(spec))
+        : this.#createServer(spec),
+    );
   }
 
   async #createServer(spec: CreateServerSpec): Promise<ServerInfo> {
@@ -265,7 +335,16 @@ export class IncusComputeDriver implements ComputeDriver {
     const rules = isAgent
       ? agentFirewall(await this.#firewall.bridgeCidr())
       : (spec.firewall ?? DEFAULT_FIREWALL_RULES);
-    const existing = await this.#find(name);
+    const existing = await this.#findMachine(spec.id);
+    if (existing && existing.name !== name) {
+      // Claimed from the warm pool by this create, or by an attempt that died before its end
+      // (started again if something stopped it meanwhile).
+      if (existing.config[CLAIMED_KEY] !== spec.id) {
+        if (existing.status !== 'Running') await this.#start(existing.name);
+        await this.#claim(existing, spec, owner, rules);
+      }
+      return this.#info(await this.#require(spec.id));
+    }
     if (existing) {
       // A retry after a crash: finish what the first attempt left (identity, firewall, power).
       if (spec.sourceServerId && existing.config[FRESH_IDENTITY_KEY] !== spec.id) {
@@ -273,6 +352,13 @@ export class IncusComputeDriver implements ComputeDriver {
       }
       await this.#firewall.ensure(name, owner, pinnedAddress(existing), rules);
     } else {
+      // Not its `cloud-init.user-data`: a change there gives cloud-init a new instance id, and
+      // it would run again at the next boot (the claim writes the seed instead).
+      const claimed = await this.#pool?.claim(spec, owner);
+      if (claimed) {
+        await this.#claim(claimed, spec, owner, rules);
+        return this.#info(await this.#require(spec.id));
+      }
       const source = spec.sourceServerId
         ? await this.#require(spec.sourceServerId)
         : await this.#requireImage(isAgent ? this.options.agentImage : spec.image);
@@ -290,15 +376,74 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   /**
+   * A warm-pool member just taken for `spec` made what a fresh machine of it is: its firewall,
+   * then its identity and login (Plain VMs) or its credentials and gateway (Agents). Marked done
+   * last, so a retry after a crash does it all again (each step may run twice).
+   */
+  async #claim(
+    member: Instance,
+    spec: CreateServerSpec,
+    owner: Record<string, string>,
+    rules: readonly FirewallRule[],
+  ) {
+    const name = member.name;
+    await this.#firewall.replace(name, owner, pinnedAddress(member), rules);
+    if (spec.login) {
+      await claimPlainVm(this.#client, name, requireName(spec.id), { ...spec, login: spec.login });
+      await this.#forwards.ensure(await this.#require(spec.id));
+    } else {
+      await claimAgent(this.#client, name, requireName(spec.id));
+      await pushAgentEnv(this.#client, name, spec.bootstrapEnv);
+      await this.#pushTls(name, spec.id);
+      await this.#updateCli(await this.#require(spec.id));
+      await restartGateway(this.#client, name);
+    }
+    await this.#firewall.exclusive(() =>
+      this.#client.call('PATCH', `/1.0/instances/${name}`, {
+        body: { config: { [CLAIMED_KEY]: spec.id } },
+      }),
+    );
+  }
+
+  /** A warm-pool member made and started as a create would, with the pool's `owner` config. */
+  async #makePoolMember(name: string, spec: CreateServerSpec, owner: Record<string, string>) {
+    const rules = spec.login ? [] : agentFirewall(await this.#firewall.bridgeCidr());
+    const source = await this.#requireImage(spec.login ? spec.image : this.options.agentImage);
+    await this.#placement.create({ name, spec, source, owner }, rules);
+    await this.#start(name);
+  }
+
+  /** An instance stopped and deleted, and its firewall removed; a missing one is fine. */
+  async #removeInstance(name: string) {
+    const instance = await this.#find(name);
+    if (instance?.status === 'Running') {
+      await this.#firewall.exclusive(() =>
+        this.#client.call('PUT', `/1.0/instances/${name}/state`, {
+          body: { action: 'stop', force: true },
+        }),
+      );
+    }
+    if (instance)
+      await this.#firewall.exclusive(() =>
+        this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`)),
+      );
+    await this.#firewall.remove(name);
+  }
+
+  /**
    * A copy keeps its source's config and files: empty `/etc/machine-id` so systemd makes a new
-   * one at the first boot, and drop the source's labels the clone was not given.
+   * one at the first boot, and drop the source's labels the clone was not given (and the warm
+   * pool's keys of a source claimed from it).
    */
   async #freshIdentity(name: string, spec: CreateServerSpec) {
     await this.#client.pushFile(name, '/etc/machine-id', '', { uid: 0, gid: 0, mode: 0o444 });
     const path = `/1.0/instances/${name}`;
     const { metadata, etag } = await this.#client.request<Instance & WritableInstance>('GET', path);
+    // A copy of a machine claimed from the warm pool carries the pool's keys too.
     const stale = Object.keys(metadata.config).filter(
-      (key) => key.startsWith(LABEL_PREFIX) && !(key.slice(LABEL_PREFIX.length) in spec.labels),
+      (key) =>
+        (key.startsWith(LABEL_PREFIX) && !(key.slice(LABEL_PREFIX.length) in spec.labels)) ||
+        (POOL_KEYS as readonly string[]).includes(key),
     );
     const config: Record<string, string> = { ...metadata.config, [FRESH_IDENTITY_KEY]: spec.id };
     for (const key of stale) delete config[key];
@@ -313,8 +458,7 @@ export class IncusComputeDriver implements ComputeDriver {
 
   powerOn(id: string): Promise<void> {
     return this.#serial.run(id, async () => {
-      await this.#require(id);
-      await this.#start(requireName(id));
+      await this.#start((await this.#require(id)).name);
     });
   }
 
@@ -340,30 +484,58 @@ export class IncusComputeDriver implements ComputeDriver {
     });
   }
 
+  /**
+   * A stopped instance's new `limits.cpu`, `limits.memory` (and a container's
+   * `limits.processes`) and root disk `size`, scaled as at creation; they hold from its next start.
+   * The service refused a smaller disk before; a disk already larger (made under another factor)
+   * is kept, as a volume cannot shrink.
+   */
+  resize(id: string, change: ResizeChange): Promise<void> {
+    return this.#serial.run(id, async () => {
+      const instance = await this.#require(id);
+      if (instance.status === 'Running') throw new Error(`instance ${instance.name} is running`);
+      const limits = instanceLimits(change.to, change.region, this.options.sizeFactor);
+      const root = instance.devices.root;
+      const current = root?.size?.endsWith('GiB') ? Number(root.size.slice(0, -3)) : 0;
+      const body = {
+        config: {
+          'limits.cpu': String(limits.cpu),
+          'limits.memory': `${limits.memoryMiB}MiB`,
+          ...((instance.type ?? 'container') === 'container' && {
+            'limits.processes': String(limits.processes),
+          }),
+        },
+        ...(root &&
+          limits.diskGiB > current && {
+            devices: { root: { ...root, size: `${limits.diskGiB}GiB` } },
+          }),
+      };
+      await this.#firewall.exclusive(() =>
+        this.#client.call('PATCH', `/1.0/instances/${instance.name}`, { body }),
+      );
+    });
+  }
+
   deleteServer(id: string): Promise<void> {
     return this.#serial.run(id, async () => {
       const name = instanceName(id);
       if (!name) return;
-      const instance = await this.#find(name);
-      if (instance?.status === 'Running') {
-        await this.#firewall.exclusive(() =>
-          this.#client.call('PUT', `/1.0/instances/${name}/state`, {
-            body: { action: 'stop', force: true },
-          }),
-        );
-      }
-      if (instance)
-        await this.#firewall.exclusive(() =>
-          this.#ignoreMissing(this.#client.call('DELETE', `/1.0/instances/${name}`)),
-        );
+      // A machine claimed from the warm pool keeps the member's name.
+      const instance = await this.#findMachine(id);
+      if (instance) await this.#removeInstance(instance.name);
       await this.#forwards.remove(id);
       await this.#firewall.remove(name);
+      // A claimed machine's firewall has the member's name: one a crash left is found by its id.
+      const left = await this.#firewall.matching({
+        [MACHINE_ID_KEY]: id,
+        [PROJECT_KEY]: this.options.project,
+      });
+      for (const acl of left) await this.#firewall.remove(acl.name);
     });
   }
 
   async getServer(id: string): Promise<ServerInfo | undefined> {
-    const name = instanceName(id);
-    const instance = name && (await this.#find(name));
+    const instance = instanceName(id) && (await this.#findMachine(id));
     return instance ? this.#info(instance) : undefined;
   }
 
@@ -399,8 +571,9 @@ export class IncusComputeDriver implements ComputeDriver {
    * Plain VMs' SSH forwards: a lost entry made again, one whose VM is gone (or without a public
    * address now) removed; and every machine's isolation settings and egress rules brought in
    * line, with running Agents' gateway certificates renewed in their last days (`#alignAll`).
-   * On the local socket, the host's baseline written again (`incus-host-guard.ts`). Each step
-   * runs even when another fails; the pass then fails.
+   * On the local socket, the host's baseline written again (`incus-host-guard.ts`), and the
+   * pool's btrfs quota accounting rescanned when inconsistent (`incus-quota.ts`). Each step runs
+   * even when another fails; the pass then fails.
    */
   async reconcile(): Promise<void> {
     await runEach(this.log, {
@@ -408,7 +581,22 @@ export class IncusComputeDriver implements ComputeDriver {
       'isolation and egress': () => this.#alignAll(),
       // Puts back a table someone removed (the driver's timer renews the entry in between).
       "the host's baseline": () => this.#writeGuard(),
+      // Inconsistent, it holds no machine's disk size (`incus-quota.ts`).
+      'quota accounting': async () => this.#quota?.keepExact(),
     });
+  }
+
+  /** On the baseline's timer: a failure is logged here, and tried again at the next tick. */
+  async #keepQuotaExact(): Promise<void> {
+    try {
+      await this.#quota?.keepExact();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.log.warn(
+        { pool: this.options.storagePool, reason },
+        'checking the quota accounting failed; retrying',
+      );
+    }
   }
 
   /** A Plain VM with a port on the public address is reported there. */
@@ -445,10 +633,10 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   async getFirewall(id: string): Promise<FirewallRule[] | undefined> {
-    const name = instanceName(id);
-    if (!name || !(await this.#find(name))) return undefined;
+    const instance = instanceName(id) && (await this.#findMachine(id));
+    if (!instance) return undefined;
     // A machine whose ACL is gone has no rules: the reconciler puts the stored ones back.
-    return (await this.#firewall.read(name)) ?? [];
+    return (await this.#firewall.read(instance.name)) ?? [];
   }
 
   /**
@@ -483,7 +671,7 @@ export class IncusComputeDriver implements ComputeDriver {
     for (const { config } of instances) {
       const id = config[MACHINE_ID_KEY] as string;
       await this.#serial.run(id, async () => {
-        const instance = await this.#find(requireName(id));
+        const instance = await this.#findMachine(id);
         if (!instance) return;
         await this.#align(instance);
         const address = instance.devices[NIC]?.['ipv4.address'];
@@ -593,9 +781,22 @@ export class IncusComputeDriver implements ComputeDriver {
   }
 
   async #require(id: string): Promise<Instance> {
-    const instance = await this.#find(requireName(id));
+    const instance = await this.#findMachine(id);
     if (!instance) throw new Error(`no machine ${id} in Incus`);
     return instance;
+  }
+
+  /**
+   * The machine's instance: `svc-<id>`, or the warm-pool member claimed for it, found by the id
+   * in its config (Incus renames only stopped instances, and a claimed one runs).
+   */
+  async #findMachine(id: string): Promise<Instance | undefined> {
+    const own = await this.#find(requireName(id));
+    if (own) return own;
+    const [claimed] = await this.#client.call<Instance[]>('GET', '/1.0/instances', {
+      query: { recursion: '1', filter: `config.${MACHINE_ID_KEY} eq ${id}` },
+    });
+    return claimed && !isPoolMember(complete(claimed)) ? complete(claimed) : undefined;
   }
 
   /** The image alias must exist before anything is made, so a missing one leaves nothing. */

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanUp } from '../../../../test/clean-up.js';
-import { deleteProject, INCUS_SOCKET, nameOf, requireIncus } from '../../../../test/incus.js';
+import {
+  deleteProject,
+  INCUS_SOCKET,
+  incusDriverOptions,
+  nameOf,
+  requireIncus,
+} from '../../../../test/incus.js';
 import { LogCapture } from '../../../../test/log-capture.js';
 import { ComputeUnavailable } from '../compute-driver.js';
 import { IncusClient } from './incus-client.js';
@@ -24,16 +29,7 @@ const newName = () => {
 const driverIn = (project: string, extra: { network?: string; storagePool?: string } = {}) => {
   const logs = new LogCapture();
   const driver = new IncusComputeDriver(
-    {
-      socketPath: INCUS_SOCKET,
-      project,
-      network: extra.network ?? 'incusbr0',
-      storagePool: extra.storagePool ?? 'default',
-      sizeFactor: 0.25,
-      instanceType: 'container',
-      agentImage: 'svc-agent',
-      cliBuildDir: path.join(import.meta.dirname, '../../../../../cli/dist'),
-    },
+    incusDriverOptions(project, extra),
     pino({ level: 'info' }, logs),
   );
   return { driver, logs };

@@ -9,6 +9,8 @@ export const KIND_KEY = 'user.svc.kind';
 /** The Incus project of a machine's ACL (ACLs may be shared by projects, instances are not). */
 export const PROJECT_KEY = 'user.svc.project';
 export const LABEL_PREFIX = 'user.svc.label.';
+/** A warm-pool member's cell (`incus-warm-pool.ts`), on its instance and its ACL. */
+export const POOL_CELL_KEY = 'user.svc.pool-cell';
 
 const MACHINE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -20,6 +20,8 @@ export interface Instance {
   readonly status: string;
   readonly config: Record<string, string>;
   readonly devices: Record<string, Record<string, string>>;
+  /** When Incus made it (ISO time). */
+  readonly created_at?: string;
 }
 
 /** What `PUT /1.0/instances/<name>` takes besides `config` and `devices`. */

@@ -3,7 +3,7 @@ import { KeyedQueue } from '../../../util/keyed-queue.js';
 import type { IncusBridgeFirewall } from './incus-bridge-firewall.js';
 import { type IncusClient, IncusError } from './incus-client.js';
 import { type Instance, instanceBody, type NewInstance } from './incus-instance.js';
-import { freeAddress, MACHINE_ID_KEY, machineMac } from './incus-instance-spec.js';
+import { freeAddress, MACHINE_ID_KEY, machineMac, POOL_CELL_KEY } from './incus-instance-spec.js';
 import { IncusLock } from './incus-lock.js';
 
 /** What the placement reads of an ACL: a machine's carries its id and its address as source. */
@@ -58,7 +58,8 @@ export class IncusPlacement {
   ) {
     const { name, owner } = created;
     const { addresses: used, macs } = await this.#used();
-    const id = owner[MACHINE_ID_KEY] as string;
+    // The machine's id, or a warm-pool member's own (`incus-warm-pool.ts`).
+    const id = created.spec.id;
     let hwaddr = machineMac(id);
     for (let attempt = 1; macs.has(hwaddr); attempt++) hwaddr = machineMac(id, attempt);
     for (let attempt = 1; ; attempt++) {
@@ -105,7 +106,7 @@ export class IncusPlacement {
     const addresses = new Set([
       ...instanceLeases(leases, macs),
       ...acls
-        .filter((acl) => acl.config?.[MACHINE_ID_KEY] !== undefined)
+        .filter((acl) => acl.config?.[MACHINE_ID_KEY] ?? acl.config?.[POOL_CELL_KEY])
         .flatMap((acl) => (acl.egress ?? []).map((rule) => rule.source?.replace(/\/32$/, '')))
         .filter((address): address is string => Boolean(address)),
       ...instances.flatMap((instance) =>

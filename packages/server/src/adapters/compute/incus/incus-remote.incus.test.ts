@@ -92,6 +92,7 @@ describe('the incus driver on a remote API (INCUS_URL)', () => {
         cliBuildDir: dir,
         serviceUrl: 'http://localhost:8080',
         egressAllow: [],
+        warmPool: [],
       },
       dir,
       pino({ level: 'silent' }),

@@ -39,6 +39,14 @@ export function buildUserData(input: UserDataInput): string {
     ...(isRoot ? { disable_root: false } : {}),
     users: isRoot ? [user] : ['default', user],
     ssh_pwauth: input.passwordHash !== undefined,
+    // The password again, set after the users: cloud-init merges the entry above into the
+    // distribution's default user of the same name, whose `lock_passwd: true` wins and locks it.
+    ...(input.passwordHash && {
+      chpasswd: {
+        expire: false,
+        users: [{ name: input.defaultUser, password: input.passwordHash, type: 'hash' }],
+      },
+    }),
   };
   return `#cloud-config\n${stringify(document)}`;
 }

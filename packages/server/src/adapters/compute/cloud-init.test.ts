@@ -19,6 +19,7 @@ describe('cloud-init user data', () => {
       lock_passwd: true,
     });
     expect(doc.users[1].hashed_passwd).toBeUndefined();
+    expect(doc.chpasswd).toBeUndefined();
   });
 
   it('enables password login with a SHA-512 crypt hash, never the password', () => {
@@ -35,6 +36,11 @@ describe('cloud-init user data', () => {
     expect(doc.users).toEqual([
       { name: 'root', ssh_authorized_keys: [], lock_passwd: false, hashed_passwd: hash },
     ]);
+    // Set once more after the users (a default user's lock would win over `lock_passwd`).
+    expect(doc.chpasswd).toEqual({
+      expire: false,
+      users: [{ name: 'root', password: hash, type: 'hash' }],
+    });
     expect(verify('correct horse battery', hash)).toBe(true);
   });
 
