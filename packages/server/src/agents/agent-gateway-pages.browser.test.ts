@@ -1,5 +1,6 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { openAgentGateway } from '@svc/contract';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { agentInChromium } from '../../test/agent-in-chromium.js';
@@ -24,7 +25,7 @@ describe("an Agent's own pages in Chromium: the dashboard's look, a phone's widt
   /** A page of the given width with the Agent opened (its cookie set), on its home page. */
   async function openAgent(width: number) {
     const { url } = (
-      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+      await setup.server.t.client.call(openAgentGateway, { params: { id: setup.agent.id } })
     ).body;
     const page = await setup.browser.newPage({ viewport: { width, height: 800 } });
     const errors = watchErrors(page);

@@ -1,8 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { getAgent, openAgentGateway, stopAgent } from '@svc/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentInChromium } from '../../test/agent-in-chromium.js';
 import { screenshot, watchErrors } from '../../test/browser.js';
+import { waitFor } from '../../test/wait.js';
 
 describe("opening a local Agent in Chromium: terminal and editor through the service's edge", () => {
   const setup = agentInChromium('browser agent');
@@ -16,7 +18,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
   it('types echo $HOME in the terminal, keeps the shell across a reload, and saves a file from the editor', async () => {
     const home = setup.server.t.driver.homeOf(setup.agent.id);
     const { url } = (
-      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+      await setup.server.t.client.call(openAgentGateway, { params: { id: setup.agent.id } })
     ).body;
     const page = await setup.browser.newPage();
     const errors = watchErrors(page);
@@ -108,7 +110,7 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
 
   it("names the Agent in its pages' titles and header, and links back to its dashboard page", async () => {
     const { url } = (
-      await setup.server.t.client.post(`/api/agents/${setup.agent.id}/gateway-ticket`)
+      await setup.server.t.client.call(openAgentGateway, { params: { id: setup.agent.id } })
     ).body;
     const page = await setup.browser.newPage();
     const errors = watchErrors(page);
@@ -127,5 +129,36 @@ describe("opening a local Agent in Chromium: terminal and editor through the ser
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(page.url()).toContain(encodeURIComponent(`/dashboard/agents/${setup.agent.id}`));
     expect(errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+  }, 60_000);
+
+  it('wakes the stopped Agent when the browser that opened it visits its URL, and lands in it', async () => {
+    const { client } = setup.server.t;
+    const id = setup.agent.id;
+    const { url } = (await client.call(openAgentGateway, { params: { id } })).body;
+    const page = await setup.browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(url);
+    await page.waitForURL((at) => at.pathname === '/_svc/');
+    await client.call(stopAgent, { params: { id } });
+    await waitFor(
+      async () => (await client.call(getAgent, { params: { id } })).body.status === 'stopped',
+      30_000,
+      'stopped',
+    );
+
+    // The visit starts it; the waiting page reloads until the gateway answers.
+    const seen: string[] = [];
+    page.on('response', (res) => {
+      if (res.request().isNavigationRequest()) seen.push(`${res.status()} ${res.url()}`);
+    });
+    await page.goto(setup.agent.url);
+    await page.getByRole('heading', { name: 'Starting…' }).waitFor();
+    await screenshot(page, 'agent-waking');
+    await page.getByRole('link', { name: 'Terminal', exact: true }).waitFor({ timeout: 30_000 });
+    expect(new URL(page.url()).pathname).toBe('/_svc/');
+    expect(seen[0]).toBe(`503 ${setup.agent.url}`);
+    expect((await client.call(getAgent, { params: { id } })).body.status).toBe('running');
+    // The waiting page's own 503s are the only complaints.
+    expect(errors.filter((e) => !/status of 503/.test(e))).toEqual([]);
   }, 60_000);
 });

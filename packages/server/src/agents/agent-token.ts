@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { gatewayKey } from '@svc/contract/gateway-ticket';
 import { secretKey } from '../util/secret-key.js';
 
 /**
@@ -33,3 +34,8 @@ export const SILENT_AGENT_STATE = 'destroying';
 
 const mac = (key: Buffer, body: string) =>
   createHmac('sha256', secretKey(key)).update(body).digest('base64url');
+
+/** The key of the Agent's gateway tickets and cookies for this token generation (`gatewayKey`). */
+export function agentGatewayKey(key: Buffer, agentId: string, gen: number): Buffer {
+  return gatewayKey(mac(key, `svc1.${agentId}.${gen}`));
+}

@@ -18,6 +18,7 @@ export function toApiAgent(
     region: row.region,
     billingType: row.billingType,
     status: row.state,
+    diskOperation: row.diskOperation,
     provider: row.provider,
     accountId: row.accountId,
     cohort: row.cohort,
@@ -27,6 +28,10 @@ export function toApiAgent(
     specs: SIZE_SPECS[row.size][row.region],
     ...(limits && { limits }),
     statusReason: row.statusReason,
+    idleStopMinutes: row.idleStopMinutes,
+    backups: { enabled: row.backupsEnabled, keep: row.backupsKeep, hourUtc: row.backupsHour },
+    // Said only while it is (being) stopped: once started again the reason is history.
+    stoppedReason: row.state === 'stopping' || row.state === 'stopped' ? row.stoppedReason : null,
     adoptedFrom: row.adoptedFrom,
     credentialsToSet: row.credentialsToSet,
     createdAt: row.createdAt.toISOString(),

@@ -1,4 +1,17 @@
-import type { Agent, MachineState } from '@svc/contract';
+import {
+  activateSubscription,
+  type BillingType,
+  createAgent,
+  createOrg,
+  deleteAgent,
+  deleteSlot,
+  getAgent,
+  listSlots,
+  type MachineState,
+  type Region,
+  type Size,
+  setAgentBilling,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinOrganization } from '../../test/mailed-links.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -15,9 +28,10 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
     t = await createTestContext(kind);
     owner = t.newClient();
     await signUpUser(owner);
-    orgId = (await owner.post('/api/orgs', { name: 'Billing Org', slug: `billing-${kind}` })).body
-      .id;
-    await owner.post(`/api/accounts/${orgId}/subscription`);
+    orgId = (
+      await owner.call(createOrg, { body: { name: 'Billing Org', slug: `billing-${kind}` } })
+    ).body.id;
+    await owner.call(activateSubscription, { params: { id: orgId } });
     member = t.newClient();
     const { user } = await signUpUser(member);
     await joinOrganization(t, { owner, orgId, member, email: user.email, role: 'member' });
@@ -26,31 +40,33 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
 
   const reach = (id: string, state: MachineState) =>
     waitFor(
-      async () => (await owner.get(`/api/agents/${id}`)).body.status === state,
+      async () => (await owner.call(getAgent, { params: { id } })).body.status === state,
       15_000,
       state,
     );
-  const running = async (body: Record<string, unknown>) => {
-    const res = await owner.post('/api/agents', {
-      name: 'billed',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      accountId: orgId,
-      ...body,
+  const running = async (body: { billingType?: BillingType; size?: Size; region?: Region }) => {
+    const res = await owner.call(createAgent, {
+      body: {
+        name: 'billed',
+        size: 'small',
+        region: 'eu',
+        billingType: 'metered',
+        accountId: orgId,
+        ...body,
+      },
     });
-    expect(res.status).toBe(201);
     await reach(res.body.id, 'running');
-    return res.body as Agent;
+    return res.body;
   };
-  const slots = async () =>
-    (await owner.get(`/api/accounts/${orgId}/slots`)).body as {
-      id: string;
-      inUse: boolean;
-      size: string;
-    }[];
-  const billing = (id: string, billingType: string, as = owner) =>
-    as.patch(`/api/agents/${id}/billing`, { billingType });
+  const slots = async () => (await owner.call(listSlots, { params: { id: orgId } })).body;
+  const billingInput = (id: string, billingType: BillingType) => ({
+    params: { id },
+    body: { billingType },
+  });
+  const billing = (id: string, billingType: BillingType, as = owner) =>
+    as.call(setAgentBilling, billingInput(id, billingType));
+  const billingRefused = (id: string, billingType: BillingType, as = owner) =>
+    as.callError(setAgentBilling, billingInput(id, billingType));
 
   it('takes a slot on create, frees it on switch to metered, reuses it, and adds one only when none is free', async () => {
     const a = await running({ billingType: 'subscription', size: 'medium' });
@@ -84,51 +100,55 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
       status: 200,
       body: { addedNewSlot: false },
     });
-    expect((await owner.get(`/api/agents/${a.id}`)).body.billingType).toBe('subscription');
+    expect((await owner.call(getAgent, { params: { id: a.id } })).body.billingType).toBe(
+      'subscription',
+    );
   });
 
   it("keeps a destroyed subscription Agent's slot, free, until an owner or admin removes it", async () => {
     const a = await running({ billingType: 'subscription', size: 'large' });
-    await owner.delete(`/api/agents/${a.id}`);
-    await waitFor(async () => (await owner.get(`/api/agents/${a.id}`)).status === 404);
+    await owner.call(deleteAgent, { params: { id: a.id } });
+    await waitFor(
+      async () => (await owner.send(getAgent, { params: { id: a.id } })).status === 404,
+    );
     const slot = (await slots()).find((s) => s.size === 'large');
     expect(slot).toMatchObject({ inUse: false });
-    expect((await member.delete(`/api/accounts/${orgId}/slots/${slot?.id}`)).status).toBe(403);
-    expect((await owner.delete(`/api/accounts/${orgId}/slots/${slot?.id}`)).status).toBe(204);
+    const input = { params: { id: orgId, slotId: String(slot?.id) } };
+    expect((await member.callError(deleteSlot, input)).status).toBe(403);
+    expect((await owner.call(deleteSlot, input)).status).toBe(204);
     expect((await slots()).find((s) => s.id === slot?.id)).toBeUndefined();
-    expect((await owner.delete(`/api/accounts/${orgId}/slots/${slot?.id}`)).status).toBe(404);
+    expect((await owner.callError(deleteSlot, input)).status).toBe(404);
   });
 
   it('refuses to remove a slot in use (409) and hides slots from non-members (404)', async () => {
     await running({ billingType: 'subscription', region: 'us' });
     const used = (await slots()).find((s) => s.inUse);
-    expect(await owner.delete(`/api/accounts/${orgId}/slots/${used?.id}`)).toMatchObject({
+    expect(
+      await owner.callError(deleteSlot, { params: { id: orgId, slotId: String(used?.id) } }),
+    ).toMatchObject({
       status: 409,
       body: { error: 'invalid_state' },
     });
     const stranger = t.newClient();
     await signUpUser(stranger);
-    expect((await stranger.get(`/api/accounts/${orgId}/slots`)).status).toBe(404);
-    expect((await member.get(`/api/accounts/${orgId}/slots`)).status).toBe(200);
+    expect((await stranger.callError(listSlots, { params: { id: orgId } })).status).toBe(404);
+    expect((await member.call(listSlots, { params: { id: orgId } })).status).toBe(200);
   });
 
   it('needs an active subscription (400 subscription_required) and changes nothing without one', async () => {
     const personal = t.newClient();
     await signUpUser(personal);
-    const res = await personal.post('/api/agents', {
-      name: 'p',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const res = await personal.call(createAgent, {
+      body: { name: 'p', size: 'small', region: 'eu', billingType: 'metered' },
     });
-    await waitFor(
-      async () => (await personal.get(`/api/agents/${res.body.id}`)).body.status === 'running',
-    );
-    expect(await billing(res.body.id, 'subscription', personal)).toMatchObject({
+    const detail = async () =>
+      (await personal.call(getAgent, { params: { id: res.body.id } })).body;
+    await waitFor(async () => (await detail()).status === 'running');
+    expect(await billingRefused(res.body.id, 'subscription', personal)).toMatchObject({
       status: 400,
       body: { error: 'subscription_required' },
     });
-    expect((await personal.get(`/api/agents/${res.body.id}`)).body.billingType).toBe('metered');
+    expect((await detail()).billingType).toBe('metered');
   });
 
   it('refuses subscription billing for a legacy Agent (400 legacy_cohort) but lets it go metered', async () => {
@@ -138,7 +158,7 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
       .set({ cohort: 'legacy', provider: 'fly' })
       .where('id', '=', a.id)
       .execute();
-    expect(await billing(a.id, 'subscription')).toMatchObject({
+    expect(await billingRefused(a.id, 'subscription')).toMatchObject({
       status: 400,
       body: { error: 'legacy_cohort' },
     });
@@ -147,20 +167,19 @@ describe.each(databaseKinds)('Agent billing and subscription slots on %s', (kind
 
   it('answers 409 outside running and stopped, and 400 for an unknown billing type', async () => {
     t.compute.behave('createServer', { latencyMs: 1_000 });
-    const res = await owner.post('/api/agents', {
-      name: 'slow',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      accountId: orgId,
+    const res = await owner.call(createAgent, {
+      body: { name: 'slow', size: 'small', region: 'eu', billingType: 'metered', accountId: orgId },
     });
-    expect(await billing(res.body.id, 'subscription')).toMatchObject({
+    expect(await billingRefused(res.body.id, 'subscription')).toMatchObject({
       status: 409,
       body: { error: 'invalid_state' },
     });
     t.compute.behave('createServer', {});
     await reach(res.body.id, 'running');
-    expect((await billing(res.body.id, 'free')).status).toBe(400);
-    expect((await owner.get(`/api/agents/${res.body.id}`)).body.billingType).toBe('metered');
+    // A billing type the schema does not know, sent on purpose.
+    expect((await billingRefused(res.body.id, 'free' as BillingType)).status).toBe(400);
+    expect((await owner.call(getAgent, { params: { id: res.body.id } })).body.billingType).toBe(
+      'metered',
+    );
   });
 });

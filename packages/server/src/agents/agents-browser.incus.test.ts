@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import type { Agent } from '@svc/contract';
+import { type Agent, createAgent, getAgent, openAgentGateway } from '@svc/contract';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, watchErrors } from '../../test/browser.js';
@@ -34,15 +34,12 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
     });
     const { client } = server.t;
     await signUpUser(client);
-    const created = await client.post('/api/agents', {
-      name: 'incus browser',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await client.call(createAgent, {
+      body: { name: 'incus browser', size: 'small', region: 'eu', billingType: 'metered' },
     });
     agent = await waitFor(
       async () => {
-        const current = (await client.get(`/api/agents/${created.body.id}`)).body as Agent;
+        const current = (await client.call(getAgent, { params: { id: created.body.id } })).body;
         return ['running', 'error'].includes(current.status) && current;
       },
       120_000,
@@ -89,7 +86,8 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
   });
 
   it('runs svc in the terminal by its bare name', async () => {
-    const { url } = (await server.t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
+    const { url } = (await server.t.client.call(openAgentGateway, { params: { id: agent.id } }))
+      .body;
     // The Agent's URL is on the service's own port: the edge carries the page and its sockets.
     expect(new URL(url).host).toBe(`${agent.subdomain}.${new URL(server.baseUrl).host}`);
     const page = await browser.newPage();
@@ -143,7 +141,8 @@ describe('an Agent on Incus in Chromium, through the edge', { timeout: 240_000 }
         gid: 1000,
         mode: 0o644,
       });
-      const { url } = (await server.t.client.post(`/api/agents/${agent.id}/gateway-ticket`)).body;
+      const { url } = (await server.t.client.call(openAgentGateway, { params: { id: agent.id } }))
+        .body;
       const context = await browser.newContext({ viewport: { width, height: 800 } });
       const elsewhere: string[] = [];
       await context.route('**/*', (route) => {

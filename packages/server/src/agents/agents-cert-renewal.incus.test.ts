@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { connect, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
-import type { Agent } from '@svc/contract';
+import { createAgent, getAgent } from '@svc/contract';
 import { gatewayServerName } from '@svc/contract/gateway-tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncusProject, INCUS_SOCKET, incusContext } from '../../test/incus.js';
@@ -176,17 +176,13 @@ describe('Agent gateway certificates on Incus', { timeout: 240_000 }, () => {
   it('renews a running Agent certificate in its last days in the reconcile pass', async () => {
     const owner = t.newClient();
     await signUpUser(owner);
-    const res = await owner.post('/api/agents', {
-      name: 'long runner',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const res = await owner.call(createAgent, {
+      body: { name: 'long runner', size: 'small', region: 'eu', billingType: 'metered' },
     });
-    expect(res.status).toBe(201);
-    const id = (res.body as Agent).id;
+    const id = res.body.id;
     const agent = await waitFor(
       async () => {
-        const current = (await owner.get(`/api/agents/${id}`)).body as Agent;
+        const current = (await owner.call(getAgent, { params: { id } })).body;
         return ['running', 'error'].includes(current.status) && current;
       },
       120_000,

@@ -1,4 +1,14 @@
-import type { Agent, MachineState } from '@svc/contract';
+import {
+  Agent,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  getSelfAgent,
+  type MachineState,
+  restartAgent,
+  startAgent,
+  stopAgent,
+} from '@svc/contract';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +19,12 @@ import { waitFor } from '../../test/wait.js';
 
 type AgentAction = 'start' | 'stop' | 'restart' | 'destroy';
 const ACTIONS: AgentAction[] = ['start', 'stop', 'restart', 'destroy'];
+const ENDPOINTS = {
+  start: startAgent,
+  stop: stopAgent,
+  restart: restartAgent,
+  destroy: deleteAgent,
+} as const;
 
 /**
  * Every state change an Agent may show, written out from the Moves table of the HTTP reference
@@ -45,23 +61,19 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
   });
   afterAll(() => t?.close());
 
+  /** A lifecycle call that may win (200), lose the race (409) or find the Agent gone (404). */
   const call = (id: string, action: AgentAction) =>
-    action === 'destroy'
-      ? client.delete(`/api/agents/${id}`)
-      : client.post(`/api/agents/${id}/${action}`);
-  const stateOf = async (id: string) => {
-    const res = await client.get(`/api/agents/${id}`);
-    return res.status === 404 ? 'removed' : (res.body.status as MachineState);
+    client.send(ENDPOINTS[action], { params: { id } });
+  const stateOf = async (id: string): Promise<MachineState | 'removed'> => {
+    const res = await client.send(getAgent, { params: { id } });
+    return res.status === 404 ? 'removed' : Agent.parse(res.body).status;
   };
   const newRunningAgent = async () => {
-    const res = await client.post('/api/agents', {
-      name: 'prop',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const res = await client.call(createAgent, {
+      body: { name: 'prop', size: 'small', region: 'eu', billingType: 'metered' },
     });
     await waitFor(async () => (await stateOf(res.body.id)) === 'running', 15_000);
-    return res.body as Agent;
+    return res.body;
   };
   /** The states an Agent went through, from its usage periods (one per state change). */
   const history = async (id: string) =>
@@ -166,12 +178,14 @@ describe.each(databaseKinds)('concurrent lifecycle calls on %s', (kind) => {
     const agent = await newRunningAgent();
     const token = (await t.ctx.agents.agentToken(agent.id, false)).token;
     const auth = { headers: { authorization: `Bearer ${token}` } };
-    expect((await t.newClient().get('/api/agent/self', auth)).status).toBe(200);
+    expect((await t.newClient().call(getSelfAgent, {}, auth)).status).toBe(200);
     t.compute.behave('deleteServer', { failTimes: Number.POSITIVE_INFINITY });
     expect((await call(agent.id, 'destroy')).status).toBe(200);
     await waitFor(async () => (await stateOf(agent.id)) === 'error', 20_000, 'destroy failed');
     t.compute.behave('deleteServer', {});
-    expect((await client.get(`/api/agents/${agent.id}`)).body.statusReason).toBe('destroy_failed');
-    expect((await t.newClient().get('/api/agent/self', auth)).status).toBe(401);
+    expect((await client.call(getAgent, { params: { id: agent.id } })).body.statusReason).toBe(
+      'destroy_failed',
+    );
+    expect((await t.newClient().callError(getSelfAgent, {}, auth)).status).toBe(401);
   });
 });

@@ -1,4 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cloneAgent,
+  createAgent,
+  getAgent,
+  restartAgent,
+  startAgent,
+  stopAgent,
+} from '@svc/contract';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
 import { openAtOnce, sshAtOnce } from '../../test/first-use.js';
 import { createPlainVm } from '../../test/plain-vm.js';
@@ -23,40 +31,33 @@ describe('a machine is usable the moment it is running (local driver)', () => {
     await server?.close();
   });
 
-  const post = async (path: string, body?: object) => {
-    const res = await client.post(path, body);
-    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-    return res.body as { id: string };
-  };
   const stopped = (id: string) =>
     waitFor(
-      async () => (await client.get(`/api/agents/${id}`)).body.status === 'stopped',
+      async () => (await client.call(getAgent, { params: { id } })).body.status === 'stopped',
       30_000,
       'stopped',
     );
 
   it("answers an Agent's URL at once after create, start, restart and clone", async () => {
     for (let round = 1; round <= 3; round += 1) {
-      const { id } = await post('/api/agents', {
-        name: `ready ${round}`,
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
-      });
+      const { id } = (
+        await client.call(createAgent, {
+          body: { name: `ready ${round}`, size: 'small', region: 'eu', billingType: 'metered' },
+        })
+      ).body;
       await openAtOnce(client, id, 60_000);
-      await post(`/api/agents/${id}/restart`);
+      await client.call(restartAgent, { params: { id } });
       await openAtOnce(client, id, 60_000);
-      await post(`/api/agents/${id}/stop`);
+      await client.call(stopAgent, { params: { id } });
       await stopped(id);
-      await post(`/api/agents/${id}/start`);
+      await client.call(startAgent, { params: { id } });
       await openAtOnce(client, id, 60_000);
       if (round === 3) {
-        const clone = await post(`/api/agents/${id}/clone`, {
-          name: 'ready clone',
-          size: 'small',
-          billingType: 'metered',
+        const clone = await client.call(cloneAgent, {
+          params: { id },
+          body: { name: 'ready clone', size: 'small', billingType: 'metered' },
         });
-        await openAtOnce(client, clone.id, 60_000);
+        await openAtOnce(client, clone.body.id, 60_000);
       }
     }
   }, 240_000);

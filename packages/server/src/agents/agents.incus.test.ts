@@ -2,7 +2,21 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
-import type { Agent } from '@svc/contract';
+import {
+  type Agent,
+  type AgentSource,
+  activateSubscription,
+  cloneAgent,
+  createAgent,
+  createOrg,
+  deleteAgent,
+  getAgent,
+  openAgentGateway,
+  restartAgent,
+  startAgent,
+  stopAgent,
+  transferAgent,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentClientOf,
@@ -71,7 +85,7 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
   });
 
   const detail = async (as: TestClient, id: string) =>
-    (await as.get(`/api/agents/${id}`)).body as Agent;
+    (await as.call(getAgent, { params: { id } })).body;
 
   /** Waits for the Agent to run and its gateway to answer on the machine's address. */
   const whenRunning = async (as: TestClient, id: string) => {
@@ -103,20 +117,17 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     return { agent, base };
   };
 
-  const create = async (as: TestClient, name: string, extra: object = {}) => {
-    const res = await as.post('/api/agents', {
-      name,
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      ...extra,
+  const create = async (as: TestClient, name: string, extra: { source?: AgentSource } = {}) => {
+    const res = await as.call(createAgent, {
+      body: { name, size: 'small', region: 'eu', billingType: 'metered', ...extra },
     });
-    expect(res.status).toBe(201);
-    return (res.body as Agent).id;
+    return res.body.id;
   };
+  const linkOf = async (as: TestClient, id: string) =>
+    (await as.call(openAgentGateway, { params: { id } })).body.url;
 
   const terminalOf = async (as: TestClient, id: string, base: string) => {
-    const link = (await as.post(`/api/agents/${id}/gateway-ticket`)).body.url as string;
+    const link = await linkOf(as, id);
     const terminal = await openTerminal(base, await gatewayCookie(base, link));
     terminals.push(terminal);
     return terminal;
@@ -195,7 +206,7 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     expect(visit.status).toBe(302);
     expect(visit.headers.location).toBe(`${publicUrl}/dashboard/agents/${mine.agent.id}?open=1`);
     // The "Dashboard" link of the gateway's pages too.
-    const link = (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url;
+    const link = await linkOf(owner, mine.agent.id);
     const cookie = await gatewayCookie(mine.base, link);
     const home = await localRequest(`${mine.base}/_svc/`, { headers: { host, cookie } });
     expect(home.body).toContain(`href="${publicUrl}/dashboard/agents/${mine.agent.id}"`);
@@ -203,12 +214,10 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
 
   it("clones the home into a machine of its own, and a transfer's new token reaches the gateway", async () => {
     expect((await shell.run('echo "kept across the clone" > ~/note.txt')).code).toBe(0);
-    const cloned = await owner.post(`/api/agents/${mine.agent.id}/clone`, {
-      name: 'the clone',
-      size: 'small',
-      billingType: 'metered',
+    const cloned = await owner.call(cloneAgent, {
+      params: { id: mine.agent.id },
+      body: { name: 'the clone', size: 'small', billingType: 'metered' },
     });
-    expect(cloned.status).toBe(201);
     const clone = await whenRunning(owner, cloned.body.id);
     expect(clone.base).not.toBe(mine.base);
     const cloneShell = await terminalOf(owner, clone.agent.id, clone.base);
@@ -222,23 +231,22 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
 
     // Transfer: the machine gets the new token through the Incus API; the old cookie stops
     // working and a link from the new account's side works.
-    const link = (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url;
+    const link = await linkOf(owner, mine.agent.id);
     const before = await gatewayCookie(mine.base, link);
     const page = (cookie: string) =>
       localRequest(`${mine.base}/_svc/`, { headers: { cookie } }).then((res) => res.status);
     expect(await page(before)).toBe(200);
-    const org = (await owner.post('/api/orgs', { name: 'Incus Org', slug: 'incus-org' })).body;
+    const org = (await owner.call(createOrg, { body: { name: 'Incus Org', slug: 'incus-org' } }))
+      .body;
     // A metered Agent moves only into an organization whose billing is active.
-    await owner.post(`/api/accounts/${org.id}/subscription`);
-    const moved = await owner.post(`/api/agents/${mine.agent.id}/transfer`, {
-      targetAccountId: org.id,
+    await owner.call(activateSubscription, { params: { id: org.id } });
+    const moved = await owner.call(transferAgent, {
+      params: { id: mine.agent.id },
+      body: { targetAccountId: org.id },
     });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     await waitFor(async () => (await page(before)) === 401, 30_000, 'old cookie refused');
-    const after = await gatewayCookie(
-      mine.base,
-      (await owner.post(`/api/agents/${mine.agent.id}/gateway-ticket`)).body.url,
-    );
+    const after = await gatewayCookie(mine.base, await linkOf(owner, mine.agent.id));
     expect(await page(after)).toBe(200);
   });
 
@@ -248,26 +256,29 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
     const settle = (status: string) =>
       waitFor(async () => (await detail(owner, id)).status === status, 60_000, status);
 
-    expect((await owner.post(`/api/agents/${id}/stop`)).status).toBe(200);
+    expect((await owner.call(stopAgent, { params: { id } })).status).toBe(200);
     await settle('stopped');
     expect(await state()).toBe('off');
-    expect((await owner.post(`/api/agents/${id}/stop`)).status).toBe(409);
+    expect((await owner.callError(stopAgent, { params: { id } })).status).toBe(409);
 
-    expect((await owner.post(`/api/agents/${id}/start`)).status).toBe(200);
+    expect((await owner.call(startAgent, { params: { id } })).status).toBe(200);
     await whenRunning(owner, id);
     expect(await state()).toBe('running');
 
     shell = await terminalOf(owner, id, mine.base);
     expect((await shell.run('touch /dev/shm/restart-marker')).code).toBe(0);
-    expect((await owner.post(`/api/agents/${id}/restart`)).status).toBe(200);
+    expect((await owner.call(restartAgent, { params: { id } })).status).toBe(200);
     await settle('running');
     await whenRunning(owner, id);
     shell = await terminalOf(owner, id, mine.base);
     // A restart is a reboot: what lived in memory (/dev/shm) is gone.
     expect((await shell.run('test -e /dev/shm/restart-marker')).code).toBe(1);
 
-    expect((await owner.delete(`/api/agents/${id}`)).status).toBe(200);
-    await waitFor(async () => (await owner.get(`/api/agents/${id}`)).status === 404, 60_000);
+    expect((await owner.call(deleteAgent, { params: { id } })).status).toBe(200);
+    await waitFor(
+      async () => (await owner.send(getAgent, { params: { id } })).status === 404,
+      60_000,
+    );
     expect(await t.ctx.compute.getServer(id)).toBeUndefined();
     const acls = (await incus.call<string[]>('GET', '/1.0/network-acls')).map(nameOf);
     expect(acls).not.toContain(`svc-${id}`);
@@ -302,6 +313,6 @@ describe('Agents on Incus', { timeout: 240_000 }, () => {
       bundle: `${strangerSlug}/incus-adoptable`,
       version: 1,
     });
-    expect((await owner.delete(`/api/agents/${id}`)).status).toBe(200);
+    expect((await owner.call(deleteAgent, { params: { id } })).status).toBe(200);
   });
 });

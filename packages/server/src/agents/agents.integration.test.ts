@@ -1,5 +1,6 @@
-import type { Agent, MachineState } from '@svc/contract';
+import type { Agent, EndpointCallInput, MachineState } from '@svc/contract';
 import {
+  createAgent,
   deleteAgent,
   getAgent,
   getMe,
@@ -11,7 +12,7 @@ import {
   stopAgent,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestClient } from '../../test/test-client.js';
+import { errorOf, type TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
@@ -21,32 +22,36 @@ import { issueAgentToken } from './agent-token.js';
 describe.each(databaseKinds)('Agents on %s', (kind) => {
   let t: TestContext;
   let client: TestClient;
+  let email: string;
   let personalId: string;
   beforeAll(async () => {
     t = await createTestContext(kind, { env: { PROVISION_TIMEOUT_MS: '1500' } });
     client = t.newClient();
-    personalId = (await signUpUser(client)).account.id;
+    const signedUp = await signUpUser(client);
+    personalId = signedUp.account.id;
+    email = signedUp.user.email;
   });
   afterAll(() => t?.close());
 
-  // A raw path: the overrides include bodies the contract's types refuse to write.
-  const create = async (body: Record<string, unknown> = {}, as = client) =>
-    as.post('/api/agents', {
-      name: 'My Agent',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-      ...body,
-    });
+  const DEFAULTS = {
+    name: 'My Agent',
+    size: 'small',
+    region: 'eu',
+    billingType: 'metered',
+  } as const;
+  type Overrides = Partial<EndpointCallInput<typeof createAgent>['body']>;
+  const create = (body: Overrides = {}, as = client) =>
+    as.call(createAgent, { body: { ...DEFAULTS, ...body } });
+  const createRefused = (body: Overrides = {}, as = client) =>
+    as.callError(createAgent, { body: { ...DEFAULTS, ...body } });
   const statusOf = async (id: string, as = client) =>
     (await as.call(getAgent, { params: { id } })).body.status as MachineState;
   const reach = (id: string, state: MachineState) =>
     waitFor(async () => (await statusOf(id)) === state, 15_000, `Agent ${id} ${state}`);
-  const running = async (body: Record<string, unknown> = {}) => {
+  const running = async (body: Overrides = {}) => {
     const res = await create(body);
-    expect(res.status).toBe(201);
     await reach(res.body.id, 'running');
-    return res.body as Agent;
+    return res.body;
   };
 
   it('creates an Agent: 201 in provisioning with the detail fields, then running', async () => {
@@ -80,16 +85,16 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
     [{ billingType: 'free' }, 'billingType'],
     [{ accountId: 'nope' }, 'accountId'],
   ])('refuses %j with 400 naming the field', async (body, field) => {
-    const res = await create(body);
+    // A raw path: these bodies are ones the contract's types refuse to write.
+    const res = await client.post('/api/agents', { ...DEFAULTS, ...body });
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_request');
-    expect(res.body.issues.map((i: { path: string[] }) => i.path.join('.'))).toContain(
-      `body.${field}`,
-    );
+    const refused = errorOf(res);
+    expect(refused.error).toBe('invalid_request');
+    expect(refused.issues?.map((i) => i.path.join('.'))).toContain(`body.${field}`);
   });
 
   it('needs an active subscription for subscription billing', async () => {
-    expect(await create({ billingType: 'subscription' })).toMatchObject({
+    expect(await createRefused({ billingType: 'subscription' })).toMatchObject({
       status: 400,
       body: { error: 'subscription_required' },
     });
@@ -99,16 +104,15 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
     const agent = await running();
     const stranger = t.newClient();
     const strangerAccount = (await signUpUser(stranger)).account.id;
-    for (const path of [`/api/agents/${agent.id}`])
-      expect((await stranger.get(path)).status).toBe(404);
-    for (const verb of ['start', 'stop', 'restart']) {
-      expect((await stranger.post(`/api/agents/${agent.id}/${verb}`)).status).toBe(404);
+    expect((await stranger.callError(getAgent, { params: { id: agent.id } })).status).toBe(404);
+    for (const move of [startAgent, stopAgent, restartAgent]) {
+      expect((await stranger.callError(move, { params: { id: agent.id } })).status).toBe(404);
     }
     expect((await stranger.callError(deleteAgent, { params: { id: agent.id } })).status).toBe(404);
     expect(
       (await stranger.callError(listAgents, { query: { accountId: personalId } })).status,
     ).toBe(404);
-    expect((await create({ accountId: personalId }, stranger)).status).toBe(404);
+    expect((await createRefused({ accountId: personalId }, stranger)).status).toBe(404);
     expect(
       await stranger.call(listAgents, { query: { accountId: strangerAccount } }),
     ).toMatchObject({
@@ -168,7 +172,7 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
 
   it('refuses DELETE while provisioning, starting or stopping (409)', async () => {
     t.compute.behave('createServer', { latencyMs: 800 });
-    const provisioning = (await create()).body as Agent;
+    const provisioning = (await create()).body;
     expect((await client.callError(deleteAgent, { params: { id: provisioning.id } })).status).toBe(
       409,
     );
@@ -214,7 +218,7 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
 
   it('times provisioning out: error with provisioning_timeout, whatever the driver made removed', async () => {
     t.compute.behave('createServer', { hang: true });
-    const agent = (await create()).body as Agent;
+    const agent = (await create()).body;
     try {
       // The timeout job fires after PROVISION_TIMEOUT_MS of real time and checks the deadline
       // against the service clock, which this test moves.
@@ -222,6 +226,18 @@ describe.each(databaseKinds)('Agents on %s', (kind) => {
       await waitFor(async () => (await statusOf(agent.id)) === 'error', 15_000);
       const detail = (await client.call(getAgent, { params: { id: agent.id } })).body;
       expect(detail.statusReason).toBe('provisioning_timeout');
+      // The owner is mailed (here the outbox): the Agent, its reason and its page.
+      const mail = await waitFor(
+        () =>
+          t.ctx.mail
+            .latestInOutbox(email)
+            .then((text) => text.includes(`/agents/${agent.id}`) && text)
+            .catch(() => undefined),
+        15_000,
+        'the notice in the outbox',
+      );
+      expect(mail).toContain(`The Agent ${agent.name} of`);
+      expect(mail).toContain('provisioning_timeout');
     } finally {
       t.compute.behave('createServer', {});
       t.compute.release();

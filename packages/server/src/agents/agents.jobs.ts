@@ -12,7 +12,20 @@ export interface AgentJobsDeps extends LifecycleJobsDeps {
   readonly bootstrapEnv: (agent: { id: string; tokenGen: number }) => Record<string, string>;
   /** The homes of Agents adopted from a bundle. */
   readonly adoption: AdoptionService;
+  /** Stops the Agents nobody used for their `idleStopMinutes` (`AgentsService.stopIdle`). */
+  readonly stopIdle: () => Promise<number>;
 }
+
+/**
+ * Every minute: stop running Agents nobody has used for their `idleStopMinutes`. Missed runs
+ * are not made up; the next finds the same Agents.
+ */
+export const idleStop = defineJob({
+  name: 'agents.idle-stop',
+  payload: z.object({}),
+  cron: '* * * * *',
+  retryLimit: 0,
+});
 
 /** Hands a machine its Agent's current token (after a transfer or a regenerated token). */
 export const pushToken = defineJob({
@@ -45,6 +58,10 @@ export const agentJobs = (deps: AgentJobsDeps) => [
       // Counted once the adopted home exists; who adopted is not recorded on the bundle.
       if (server && agent.adoptedVersionId) await deps.adoption.counted(tx, agent.adoptedVersionId);
     },
+  }),
+  handleJob(idleStop, async () => {
+    const stopped = await deps.stopIdle();
+    if (stopped > 0) deps.log.info({ stopped }, 'stopped idle Agents');
   }),
   handleJob(pushToken, async ({ agentId }) => {
     // Whatever the generation was when this was enqueued, the current one is what lands: of

@@ -60,6 +60,8 @@ export const claimCloneSource = (db: Executor, sourceId: string, cloneId: string
     .where('id', '=', sourceId)
     .where('state', 'in', CHANGES.clone)
     .where('cloningBy', 'is', null)
+    // A snapshot or restore in flight: the disk is not to be copied until it ends.
+    .where('diskOperation', 'is', null)
     .returningAll()
     .executeTakeFirst();
 
@@ -83,3 +85,57 @@ export const forgetAdoptionCredentials = (db: Executor, id: string) =>
     .where('id', '=', id)
     .where('adoptionCredentials', 'is not', null)
     .execute();
+
+/** A person's setting: minutes unused after which the service stops the Agent (0: never). */
+export const setIdleStopMinutes = (db: Executor, id: string, minutes: number, at: Date) =>
+  db
+    .updateTable('agents')
+    .set({ idleStopMinutes: minutes, updatedAt: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+
+/** The edge saw a person use the Agent at `at` (never moves the time back). */
+export const touchActivity = (db: Executor, id: string, at: Date) =>
+  db
+    .updateTable('agents')
+    .set({ lastActivityAt: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('lastActivityAt', 'is', null), eb('lastActivityAt', '<', at)]))
+    .execute();
+
+/**
+ * A running Agent unused for its `idleStopMinutes` (each `unitMs` long) at `at`: idle since the
+ * later of its last activity and its last change, which its move into `running` is, so a
+ * started Agent gets its whole time. Not one being cloned or snapshotted (a stop waits for the
+ * copy).
+ */
+const idleAt = (at: Date, unitMs: number) =>
+  sql<boolean>`state = 'running' and idle_stop_minutes > 0 and cloning_by is null
+    and disk_operation is null
+    and greatest(last_activity_at, updated_at)
+      + idle_stop_minutes * ${unitMs}::integer * interval '1 millisecond' <= ${at}::timestamptz`;
+
+/** One keyset page of the ids of Agents idle at `at`. */
+export const pageOfIdleAgentIds = async (
+  db: Executor,
+  page: { at: Date; unitMs: number; afterId: string | null; limit: number },
+) => {
+  let query = db.selectFrom('agents').select('id').where(idleAt(page.at, page.unitMs));
+  if (page.afterId) query = query.where('id', '>', page.afterId);
+  const rows = await query.orderBy('id').limit(page.limit).execute();
+  return rows.map((row) => row.id);
+};
+
+/**
+ * The Agent, locked for the transaction, if it is still idle at `at`: activity that landed
+ * since the sweep read it keeps it running, and activity arriving now waits for the stop.
+ */
+export const lockIfIdle = (db: Executor, id: string, at: Date, unitMs: number) =>
+  db
+    .selectFrom('agents')
+    .selectAll()
+    .where('id', '=', id)
+    .where(idleAt(at, unitMs))
+    .forUpdate()
+    .executeTakeFirst();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   type Agent,
   type AgentSource,
+  type BackupsSettings,
   type BillingType,
   canApply,
   type MachineMoveAction,
@@ -10,10 +11,11 @@ import {
   SIZE_ORDER,
   type Size,
 } from '@svc/contract';
-import { GATEWAY_PREFIX, gatewayKey, issueGatewayTicket } from '@svc/contract/gateway-ticket';
+import { GATEWAY_PREFIX, issueGatewayTicket } from '@svc/contract/gateway-ticket';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
 import { type ComputeDriver, machineLimitsOf } from '../adapters/compute/compute-driver.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Adoption, AdoptionService } from '../bundles/adoption.service.js';
 import type { Database, Executor } from '../db/database.js';
@@ -21,17 +23,28 @@ import type { AgentRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { AgentClaim, AgentPrincipal } from '../http/app-env.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { changeBackups } from '../lifecycle/backups.js';
 import {
   applyMove,
   beginProvisioning,
   changeBilling,
+  diskBusy,
+  resizeMachine,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
 import { AGENT } from '../lifecycle/machine-kinds.js';
-import { issueAgentToken, readAgentToken, SILENT_AGENT_STATE } from './agent-token.js';
+import type { Notices } from '../notices/notices.service.js';
+import {
+  agentGatewayKey,
+  issueAgentToken,
+  readAgentToken,
+  SILENT_AGENT_STATE,
+} from './agent-token.js';
 import { newSubdomain, toApiAgent } from './agent-view.js';
 import { pushToken } from './agents.jobs.js';
 import * as repo from './agents.repo.js';
+import { stopIdleAgents } from './idle-stop.js';
+import { type VisitProof, type WakeOutcome, wakeOnVisit } from './wake-on-visit.js';
 
 /** Legacy-cohort Agents run on this provider. */
 export const LEGACY_PROVIDER = 'fly';
@@ -53,6 +66,10 @@ export interface AgentsDeps {
    * edge drops its cached route to the Agent's gateway in this process.
    */
   readonly forgetRoute?: (subdomain: string) => void;
+  /** New Agents' `idleStopMinutes`, and how long one of its minutes is (`config.idleStop`). */
+  readonly idleStop: { readonly defaultMinutes: number; readonly unitMs: number };
+  /** The account's owners and admins are told of an idle stop (at most daily per Agent). */
+  readonly notices: Pick<Notices, 'agentIdleStopped'>;
 }
 
 export function createAgentsService(deps: AgentsDeps) {
@@ -84,6 +101,7 @@ export function createAgentsService(deps: AgentsDeps) {
       provider: string;
       cloneSourceId?: string;
       adoption?: Adoption;
+      idleStopMinutes?: number;
     },
   ) {
     const now = clock.now();
@@ -103,6 +121,7 @@ export function createAgentsService(deps: AgentsDeps) {
       provisionDeadlineAt: new Date(now.getTime() + deps.provisionTimeoutMs),
       slotId: slot?.slotId ?? null,
       cloneSourceId: input.cloneSourceId ?? null,
+      idleStopMinutes: input.idleStopMinutes ?? deps.idleStop.defaultMinutes,
       ...(input.adoption && {
         adoptedVersionId: input.adoption.adoptedVersionId,
         adoptedFrom: JSON.stringify(input.adoption.adoptedFrom),
@@ -191,6 +210,7 @@ export function createAgentsService(deps: AgentsDeps) {
         billingType: BillingType;
         accountId?: string;
         source?: AgentSource;
+        idleStopMinutes?: number;
       },
     ): Promise<Agent> {
       const { source, ...fields } = input;
@@ -237,7 +257,9 @@ export function createAgentsService(deps: AgentsDeps) {
         const cloneId = randomUUID();
         if (!(await repo.claimCloneSource(tx, sourceId, cloneId, clock.now()))) {
           throw new AppError('invalid_state', {
-            message: `cannot clone the Agent while it is ${source.cloningBy ? 'being cloned' : source.state}`,
+            message: `cannot clone the Agent while ${
+              diskBusy(source) ?? `it is ${source.cloningBy ? 'being cloned' : source.state}`
+            }`,
           });
         }
         const clone = await provisionNew(tx, userId, account, {
@@ -246,6 +268,7 @@ export function createAgentsService(deps: AgentsDeps) {
           region: source.region,
           provider: source.provider,
           cloneSourceId: sourceId,
+          idleStopMinutes: source.idleStopMinutes,
         });
         return toAgent(clone);
       });
@@ -283,8 +306,7 @@ export function createAgentsService(deps: AgentsDeps) {
           message: `cannot open the Agent while it is ${agent.state}`,
         });
       }
-      const token = issueAgentToken(deps.hmacKey, agent.id, agent.tokenGen);
-      const key = gatewayKey(token.slice(token.lastIndexOf('.') + 1));
+      const key = agentGatewayKey(deps.hmacKey, agent.id, agent.tokenGen);
       const nowSeconds = Math.floor(clock.now().getTime() / 1000);
       const { ticket, expiresAtSeconds } = issueGatewayTicket(key, {
         agentId: agent.id,
@@ -307,6 +329,46 @@ export function createAgentsService(deps: AgentsDeps) {
       return toAgent(await requireAgent(db, userId, agentId));
     },
 
+    /** Changes the Agent's settings (`idleStopMinutes`, `backups`), in any state; audited. */
+    async update(
+      userId: string,
+      agentId: string,
+      input: { idleStopMinutes?: number | undefined; backups?: BackupsSettings | undefined },
+    ) {
+      return database.transaction(async (tx) => {
+        let agent = await requireAgent(tx, userId, agentId);
+        const at = clock.now();
+        if (input.backups) {
+          const context = { machine: AGENT, at, userId };
+          agent = await changeBackups(tx, context, agent, input.backups);
+        }
+        const minutes = input.idleStopMinutes;
+        if (minutes === undefined || agent.idleStopMinutes === minutes) return toAgent(agent);
+        const updated = await repo.setIdleStopMinutes(tx, agentId, minutes, at);
+        if (!updated) throw new AppError('not_found');
+        await recordAuditEvent(
+          tx,
+          {
+            accountId: agent.accountId,
+            actorUserId: userId,
+            action: 'agent.update',
+            resourceKind: 'agent',
+            resourceId: agentId,
+            data: { idleStopMinutes: { from: agent.idleStopMinutes, to: minutes } },
+          },
+          at,
+        );
+        return toAgent(updated);
+      });
+    },
+
+    /** Starts a stopped Agent a browser holding its gateway cookie visited (`wake-on-visit.ts`). */
+    wake: (agentId: string, proof: VisitProof): Promise<WakeOutcome> =>
+      wakeOnVisit(deps, agentId, proof),
+
+    /** Stops the running Agents nobody used for their `idleStopMinutes` (`idle-stop.ts`). */
+    stopIdle: (): Promise<number> => stopIdleAgents({ ...deps, unitMs: deps.idleStop.unitMs }),
+
     /** Switches billing; subscription takes a free matching slot or adds one (`addedNewSlot`). */
     async setBilling(userId: string, agentId: string, billingType: BillingType) {
       return database.transaction(async (tx) => {
@@ -328,6 +390,15 @@ export function createAgentsService(deps: AgentsDeps) {
       });
     },
 
+    /** A stopped Agent's new size, in place (`resizeMachine`). */
+    async resize(userId: string, agentId: string, size: Size): Promise<Agent> {
+      return database.transaction(async (tx) => {
+        const agent = await requireAgent(tx, userId, agentId);
+        const context = { compute: deps.compute, machine: AGENT, at: clock.now(), userId };
+        return toAgent(await resizeMachine(tx, context, agent, size));
+      });
+    },
+
     /** start, stop, restart, destroy: one guarded move into the transient state, plus its job. */
     async act(userId: string, agentId: string, action: MachineMoveAction): Promise<Agent> {
       const moved = await database.transaction(async (tx) => {
@@ -337,6 +408,8 @@ export function createAgentsService(deps: AgentsDeps) {
           notCloning: MOVES[action].refusedWhileCloning,
           // A destroyed Agent's token must stay dead even if teardown fails.
           ...(action === 'destroy' && { also: repo.NEXT_TOKEN_GEN }),
+          // A person stopped it: an earlier idle stop's reason no longer says why.
+          ...(action === 'stop' && { also: { stoppedReason: null } }),
         });
         return toAgent(moved);
       });

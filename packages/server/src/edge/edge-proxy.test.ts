@@ -29,6 +29,8 @@ describe('the edge proxy', () => {
   const routes = {
     resolve: async (subdomain: string) => table.get(subdomain) ?? { kind: 'unknown' },
     forget: (subdomain: string) => forgotten.push(subdomain),
+    clear: () => {},
+    stats: () => ({ cached: 0, hits: 0, misses: 0 }),
     lookups: 0,
   } as EdgeRoutes;
 
@@ -96,7 +98,7 @@ describe('the edge proxy', () => {
       agentId: 'a',
       target: { host: '127.0.0.1', port: gatewayPort, machineId: 'a', tls: false },
     });
-    table.set('off-a1b2c3', { kind: 'not_running', state: 'stopped' });
+    table.set('off-a1b2c3', { kind: 'not_running', agentId: 'off', state: 'stopped' });
     // A port nothing listens on: bound, then released.
     const closed = createServer();
     const closedPort = await listen(closed);

@@ -18,7 +18,7 @@ export interface EdgeTarget {
 export type EdgeResolution =
   | { readonly kind: 'route'; readonly agentId: string; readonly target: EdgeTarget }
   /** An Agent that cannot be opened in its state (stopped, starting, …). */
-  | { readonly kind: 'not_running'; readonly state: MachineState }
+  | { readonly kind: 'not_running'; readonly agentId: string; readonly state: MachineState }
   /** A running Agent whose driver names no gateway (its machine is gone or not made yet). */
   | { readonly kind: 'unreachable' }
   | { readonly kind: 'unknown' };
@@ -70,12 +70,17 @@ export function createEdgeRoutes(deps: EdgeRoutesDeps) {
   /** Moves on with every `forget`: a lookup that began before one does not store its answer. */
   let forgets = 0;
   let lookups = 0;
+  /** Resolutions answered from the cache, and the rest (`/metrics`). */
+  let hits = 0;
+  let misses = 0;
 
   async function lookUp(subdomain: string): Promise<EdgeResolution> {
     lookups += 1;
     const agent = await agentsRepo.findAgentBySubdomain(deps.database.db, subdomain);
     if (!agent) return { kind: 'unknown' };
-    if (!canApply('open', agent.state)) return { kind: 'not_running', state: agent.state };
+    if (!canApply('open', agent.state)) {
+      return { kind: 'not_running', agentId: agent.id, state: agent.state };
+    }
     const target = gatewayTarget(await deps.compute.getServer(agent.id));
     if (!target) return { kind: 'unreachable' };
     return { kind: 'route', agentId: agent.id, target };
@@ -100,9 +105,11 @@ export function createEdgeRoutes(deps: EdgeRoutesDeps) {
     resolve(subdomain: string): Promise<EdgeResolution> {
       const cached = routes.get(subdomain);
       if (cached && cached.expiresAt > deps.clock.now().getTime()) {
+        hits += 1;
         return Promise.resolve({ kind: 'route', agentId: cached.agentId, target: cached.target });
       }
       if (cached) routes.delete(subdomain);
+      misses += 1;
       const shared = pending.get(subdomain);
       if (shared) return shared;
       const lookup = lookUpAndStore(subdomain).finally(() => {
@@ -117,6 +124,18 @@ export function createEdgeRoutes(deps: EdgeRoutesDeps) {
       forgets += 1;
       routes.delete(subdomain);
       pending.delete(subdomain);
+    },
+
+    /** Drops every route (changes may have been missed while other processes' news was lost). */
+    clear(): void {
+      forgets += 1;
+      routes.clear();
+      pending.clear();
+    },
+
+    /** Routes held now; resolutions answered from them (hits) and the others (misses). */
+    stats(): { cached: number; hits: number; misses: number } {
+      return { cached: routes.size, hits, misses };
     },
 
     /** How many times the database was asked (tests check that cached requests never are). */

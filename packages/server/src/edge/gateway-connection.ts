@@ -1,10 +1,12 @@
-import { Agent, request } from 'node:http';
+import { Agent, type ClientRequestArgs, request } from 'node:http';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { GATEWAY_PREFIX } from '@svc/contract/gateway-ticket';
 import { gatewayServerName } from '@svc/contract/gateway-tls';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
 import type { GatewayCa } from '../crypto/gateway-ca.js';
+import { type ConnectTarget, connectRetrying } from '../util/connect-retrying.js';
 import { type EdgeTarget, gatewayTarget } from './edge-routes.js';
 
 /**
@@ -27,11 +29,50 @@ export interface GatewayConnector {
 
 /** At most this many machines' TLS connection pools are kept; past it the oldest goes. */
 const MAX_TLS_AGENTS = 10_000;
+/** A gateway that has not accepted the connection by then is taken for gone (`ETIMEDOUT`). */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Has `agent` open its connections through `connectRetrying` (a connection that failed for a
+ * moment's missing route is tried again, and one not accepted in `CONNECT_TIMEOUT_MS` fails);
+ * a TLS agent then handshakes on the connected socket. A request is given its socket only once
+ * it is connected, so its body waits in the request until then and is sent once, on that socket.
+ */
+function connectingRetrying<A extends Agent>(agent: A, tls: boolean): A {
+  const handshake = agent.createConnection.bind(agent);
+  agent.createConnection = (options, created) => {
+    const done = created as (err: Error | null, stream?: Duplex) => void;
+    // What the agent adds for `net.connect` beyond a request's own options.
+    const tcp = options as ConnectTarget;
+    connectRetrying({
+      host: options.host ?? undefined,
+      port: Number(options.port),
+      localAddress: options.localAddress,
+      family: options.family,
+      keepAlive: tcp.keepAlive,
+      keepAliveInitialDelay: tcp.keepAliveInitialDelay,
+      noDelay: tcp.noDelay,
+      timeoutMs: CONNECT_TIMEOUT_MS,
+    }).then((socket) => {
+      if (!tls) return done(null, socket);
+      // `tls.connect` takes `socket`: its handshake runs on the connection made.
+      const onSocket: ClientRequestArgs & { socket: Socket } = { ...options, socket };
+      try {
+        done(null, handshake(onSocket) ?? undefined);
+      } catch (err) {
+        socket.destroy();
+        done(err as Error);
+      }
+    }, done);
+    return undefined;
+  };
+  return agent;
+}
 
 /** `ca`: the gateway CA (`Secrets.gatewayCa`, ready); without it TLS gateways cannot be reached. */
 export function createGatewayConnector(ca?: GatewayCa): GatewayConnector {
   // Idle connections to gateways are reused; Node closes them by the gateway's keep-alive hint.
-  const agent = new Agent({ keepAlive: true });
+  const agent = connectingRetrying(new Agent({ keepAlive: true }), false);
   // One pool per machine: its name is the agent's `servername`, which the certificate must carry
   // (left to itself, Node would ask for the Agent's own host, from the `Host` header).
   const tlsAgents = new Map<string, { agent: TlsAgent; cert: string }>();
@@ -51,14 +92,17 @@ export function createGatewayConnector(ca?: GatewayCa): GatewayConnector {
       tlsAgents.get(oldest as string)?.agent.destroy();
       tlsAgents.delete(oldest as string);
     }
-    const made = new TlsAgent({
-      keepAlive: true,
-      ca: ca.cert,
-      cert: client.cert,
-      key: client.key,
-      servername: gatewayServerName(target.machineId),
-      minVersion: 'TLSv1.3',
-    });
+    const made = connectingRetrying(
+      new TlsAgent({
+        keepAlive: true,
+        ca: ca.cert,
+        cert: client.cert,
+        key: client.key,
+        servername: gatewayServerName(target.machineId),
+        minVersion: 'TLSv1.3',
+      }),
+      true,
+    );
     tlsAgents.set(target.machineId, { agent: made, cert: client.cert });
     return made;
   }
