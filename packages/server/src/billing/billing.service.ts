@@ -8,6 +8,7 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import type { Notices } from '../notices/notices.service.js';
 import { applyStanding, runDunning } from './dunning.js';
 import { invoicePage } from './invoice-page.html.js';
 import * as invoices from './invoices.repo.js';
@@ -40,6 +41,7 @@ export function createBillingService({
   processor,
   publicUrl,
   log,
+  notices,
 }: {
   database: Database;
   clock: Clock;
@@ -50,6 +52,7 @@ export function createBillingService({
   processor: Pick<PaymentProcessor, 'subscriptionsFollowInvoices'>;
   publicUrl: string;
   log: Logger;
+  notices: Pick<Notices, 'subscriptionPastDue'>;
 }) {
   const closeDeps: PeriodCloseDeps = {
     database,
@@ -59,7 +62,7 @@ export function createBillingService({
     invoiceDueDays: billing.invoiceDueDays,
     log,
   };
-  const dunningDeps = { database, clock, graceDays: billing.graceDays, log };
+  const dunningDeps = { database, clock, graceDays: billing.graceDays, log, notices };
 
   /** The account's invoice by its number, with its lines (owners and admins). */
   async function invoiceOf(userId: string, accountId: string, number: number) {
@@ -75,21 +78,27 @@ export function createBillingService({
 
   return {
     /**
-     * The current calendar month so far, and its projection: every open period and held slot
-     * running on to the month's end, "if nothing changes" (owners and admins).
+     * The current calendar month so far, and its projection: every open period, held slot and
+     * stored snapshot running on to the month's end, "if nothing changes" (owners and admins).
      */
     async upcomingInvoice(userId: string, accountId: string): Promise<UpcomingInvoice> {
       await membership.requireManager(database.db, { userId }, accountId);
       const asOf = clock.now();
       const periodStart = monthStart(asOf);
       const periodEnd = nextMonthStart(asOf);
-      const { periods, slots } = await accountLedger(database.db, accountId, periodStart, asOf);
-      const lines = billLines(prices, { periodStart, periodEnd, asOf }, periods, slots);
+      const { periods, slots, snapshots } = await accountLedger(
+        database.db,
+        accountId,
+        periodStart,
+        asOf,
+      );
+      const lines = billLines(prices, { periodStart, periodEnd, asOf }, periods, slots, snapshots);
       const projected = billLines(
         prices,
         { periodStart, periodEnd, asOf: periodEnd },
         periods,
         slots,
+        snapshots,
       );
       return {
         accountId,

@@ -3,6 +3,7 @@ import type { Clock } from '../adapters/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import type { Notices } from '../notices/notices.service.js';
 import * as invoices from './invoices.repo.js';
 import { moveSubscriptionStatus } from './subscription.repo.js';
 import { logSubscriptionMove } from './subscription-log.js';
@@ -32,6 +33,8 @@ export interface DunningDeps {
   /** `BILLING_GRACE_DAYS`. */
   readonly graceDays: number;
   readonly log: Logger;
+  /** Told, in the move's transaction, when a subscription goes past due. */
+  readonly notices: Pick<Notices, 'subscriptionPastDue'>;
 }
 
 /**
@@ -41,7 +44,7 @@ export interface DunningDeps {
  */
 export async function applyStanding(
   tx: Executor,
-  deps: Pick<DunningDeps, 'clock' | 'graceDays'>,
+  deps: Pick<DunningDeps, 'clock' | 'graceDays' | 'notices'>,
   account: { id: string; subscriptionStatus: SubscriptionStatus },
   oldestOverdueDueAt: Date | null,
 ): Promise<SubscriptionStatus | null> {
@@ -49,6 +52,7 @@ export async function applyStanding(
   const move = moveByInvoices(oldestOverdueDueAt, now, deps.graceDays);
   const next = await moveSubscriptionStatus(tx, account, move, now);
   if (!next) return null;
+  if (next === 'past_due') await deps.notices.subscriptionPastDue(tx, account.id);
   await recordAuditEvent(
     tx,
     {

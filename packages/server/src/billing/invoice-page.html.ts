@@ -67,6 +67,7 @@ const UNIT: Readonly<Record<Invoice['lines'][number]['kind'], string>> = {
   slot: '/ month',
   metered: '/ hour',
   cap: '',
+  snapshot: '/ GB-month',
 };
 
 /** One invoice as a page to read and print: every value from the database is escaped. */

@@ -250,10 +250,15 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
         })
       ).status,
     ).toBe(404);
-    // Raw paths: one check over the three invoice routes of the account, by path.
-    for (const path of ['', `/${march.number}`, `/${march.number}/print`]) {
-      expect((await member.get(`/api/accounts/${orgId}/invoices${path}`)).status).toBe(403);
-      expect((await stranger.get(`/api/accounts/${orgId}/invoices${path}`)).status).toBe(404);
+    // The account's three invoice endpoints: a member is refused, a stranger finds nothing.
+    const one = { params: { id: orgId, number: march.number } };
+    for (const [as, status] of [
+      [member, 403],
+      [stranger, 404],
+    ] as const) {
+      expect((await as.callError(listInvoices, { params: { id: orgId } })).status).toBe(status);
+      expect((await as.callError(getInvoice, one)).status).toBe(status);
+      expect((await as.callError(getInvoicePage, one)).status).toBe(status);
     }
 
     const page = await owner.send(getInvoicePage, { params: { id: orgId, number: march.number } });
@@ -291,6 +296,18 @@ describe.each(databaseKinds)('Upcoming invoice, invoices and dunning on %s', (ki
     await t.ctx.billing.runDunning();
     expect(await statusOf(orgId)).toBe('past_due');
     expect(await statusOf(strangerAccountId)).toBe('past_due');
+    // Each account's owners and admins are told, once, by the notice the move enqueued.
+    const pastDue = (accountId: string) =>
+      db()
+        .selectFrom('noticeEvents')
+        .select('kind')
+        .where('accountId', '=', accountId)
+        .where('kind', '=', 'subscription_past_due')
+        .execute();
+    for (const id of [orgId, strangerAccountId]) {
+      await waitFor(async () => (await pastDue(id)).length > 0, 15_000, 'the past-due notice');
+      expect(await pastDue(id)).toHaveLength(1);
+    }
 
     // The operator records the payments: one overdue invoice is left, then none.
     const paid = (await runAdminCommand(t.ctx, 'invoice paid', {

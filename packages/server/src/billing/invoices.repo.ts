@@ -175,11 +175,15 @@ export async function oldestOverdueDueAt(
   return row?.dueAt ? new Date(row.dueAt) : null;
 }
 
-/** The first instant of the ledger: its earliest metered period or slot (null when empty). */
+/**
+ * The first instant of the ledger: its earliest metered period, slot or snapshot storage period
+ * (null when empty).
+ */
 export async function ledgerStart(db: Executor): Promise<Date | null> {
   const row = await sql<{ at: Date | null }>`select least(
       (select min(started_at) from usage_periods where billing_type = 'metered'),
-      (select min(created_at) from subscription_slots)) as at`.execute(db);
+      (select min(created_at) from subscription_slots),
+      (select min(started_at) from snapshot_usage)) as at`.execute(db);
   const at = row.rows[0]?.at;
   return at ? new Date(at) : null;
 }

@@ -10,6 +10,7 @@ import {
   startAgent,
   stopAgent,
   transferAgent,
+  updateAgent,
 } from '@svc/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,13 +24,14 @@ import { billLines, monthStart, nextMonthStart } from './money.js';
 /** What the test does to an Agent, `afterMs` after the previous step (the service's clock). */
 type Step = {
   afterMs: number;
-  action: 'stop' | 'start' | 'restart' | 'metered' | 'subscription' | 'transfer';
+  action: 'stop' | 'idle' | 'start' | 'restart' | 'metered' | 'subscription' | 'transfer';
 };
 
 const step: fc.Arbitrary<Step> = fc.record({
   afterMs: fc.integer({ min: 0, max: 6 * 3_600_000 }),
   action: fc.constantFrom(
     'stop' as const,
+    'idle' as const,
     'start' as const,
     'restart' as const,
     'metered' as const,
@@ -108,6 +110,17 @@ describe.each(databaseKinds)('the ledger and the money on %s', (kind) => {
           if (action === 'stop' && state === 'running') {
             expect((await user.call(stopAgent, { params: { id } })).status).toBe(200);
             await reach(id, 'stopped');
+            state = 'stopped';
+          } else if (action === 'idle' && state === 'running') {
+            // Nobody uses it for its idle time: the service stops it as a person's stop would.
+            const idle = { idleStopMinutes: 1 };
+            await user.call(updateAgent, { params: { id }, body: idle });
+            t.clock.advance(60_000);
+            await t.ctx.agents.stopIdle();
+            await reach(id, 'stopped');
+            expect((await get(id)).stoppedReason).toBe('idle');
+            // Not again after a later start, where the scheduled sweep could run at any time.
+            await user.call(updateAgent, { params: { id }, body: { idleStopMinutes: 0 } });
             state = 'stopped';
           } else if (action === 'start' && state === 'stopped') {
             expect((await user.call(startAgent, { params: { id } })).status).toBe(200);

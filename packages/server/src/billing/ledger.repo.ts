@@ -1,6 +1,7 @@
 import type { BillingType, MachineState } from '@svc/contract';
 import type { Executor } from '../db/database.js';
-import type { BilledPeriod, HeldSlot } from './money.js';
+import type { BilledPeriod, HeldSlot, HeldSnapshot } from './money.js';
+import { snapshotUsageTouching } from './snapshot-usage.repo.js';
 
 /**
  * The account's usage periods that touch `[from, to)`, in the order they were recorded: only
@@ -43,14 +44,17 @@ export function usagePeriodsTouching(
   return query.execute();
 }
 
-/** One account's usage periods and slots that touch `[from, to)`: what its bill is made of. */
+/**
+ * One account's usage periods, slots and snapshot storage periods that touch `[from, to)`: what
+ * its bill is made of.
+ */
 export async function accountLedger(
   db: Executor,
   accountId: string,
   from: Date,
   to: Date,
-): Promise<{ periods: BilledPeriod[]; slots: HeldSlot[] }> {
-  const [periods, slots] = await Promise.all([
+): Promise<{ periods: BilledPeriod[]; slots: HeldSlot[]; snapshots: HeldSnapshot[] }> {
+  const [periods, slots, snapshots] = await Promise.all([
     usagePeriodsTouching(db, accountId, from, to, { billingType: 'metered' }),
     db
       .selectFrom('subscriptionSlots')
@@ -60,12 +64,14 @@ export async function accountLedger(
       .where((eb) => eb.or([eb('removedAt', 'is', null), eb('removedAt', '>', from)]))
       .orderBy('createdAt')
       .execute(),
+    snapshotUsageTouching(db, accountId, from, to),
   ]);
-  return { periods, slots };
+  return { periods, slots, snapshots };
 }
 
 /**
- * The accounts with anything to bill in `[from, to)`: a metered period or a slot touching it.
+ * The accounts with anything to bill in `[from, to)`: a metered period, a slot or a snapshot
+ * storage period touching it.
  * A page at a time, by id after `afterId`, for the period close.
  */
 export async function accountsToBill(
@@ -86,8 +92,13 @@ export async function accountsToBill(
     .select('accountId')
     .where('createdAt', '<', to)
     .where((eb) => eb.or([eb('removedAt', 'is', null), eb('removedAt', '>', from)]));
+  const stored = db
+    .selectFrom('snapshotUsage')
+    .select('accountId')
+    .where('startedAt', '<', to)
+    .where((eb) => eb.or([eb('endedAt', 'is', null), eb('endedAt', '>', from)]));
   let query = db
-    .selectFrom(metered.union(slotted).as('billed'))
+    .selectFrom(metered.union(slotted).union(stored).as('billed'))
     .select('billed.accountId')
     .orderBy('billed.accountId')
     .limit(limit);

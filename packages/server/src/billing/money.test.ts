@@ -1,4 +1,4 @@
-import type { Cohort, MachineState } from '@svc/contract';
+import { type Cohort, type MachineState, SIZE_ORDER, type Size } from '@svc/contract';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultPriceBook, type Prices } from '../config/price-book.js';
@@ -37,7 +37,9 @@ const EXPECTED_RATE: Partial<Record<MachineState, 'running' | 'paused'>> = {
 type Change =
   | { afterMs: number; kind: 'state'; state: MachineState }
   | { afterMs: number; kind: 'billing'; billingType: 'metered' | 'subscription' }
-  | { afterMs: number; kind: 'transfer'; account: (typeof ACCOUNTS)[number] };
+  | { afterMs: number; kind: 'transfer'; account: (typeof ACCOUNTS)[number] }
+  // A resize only grows a machine (a disk never shrinks): to this size if larger.
+  | { afterMs: number; kind: 'resize'; size: Size };
 
 const change: fc.Arbitrary<Change> = fc.oneof(
   fc.record({
@@ -54,6 +56,11 @@ const change: fc.Arbitrary<Change> = fc.oneof(
     afterMs: fc.integer({ min: 0, max: 9_000_000 }),
     kind: fc.constant('transfer' as const),
     account: fc.constantFrom(...ACCOUNTS),
+  }),
+  fc.record({
+    afterMs: fc.integer({ min: 0, max: 9_000_000 }),
+    kind: fc.constant('resize' as const),
+    size: fc.constantFrom(...SIZE_ORDER),
   }),
 );
 
@@ -72,6 +79,7 @@ type Machine = typeof machine extends fc.Arbitrary<infer M> ? M : never;
 
 interface Status {
   account: string;
+  size: Size;
   state: MachineState;
   billingType: 'metered' | 'subscription';
 }
@@ -80,7 +88,12 @@ interface Status {
 function simulate(m: Machine, id: string) {
   const cohort: Cohort = m.kind === 'agent' ? m.cohort : 'current';
   const born = new Date(Date.UTC(2026, 0, 31, 20) + m.startOffsetMs);
-  let status: Status = { account: 'a', state: 'provisioning', billingType: 'metered' };
+  let status: Status = {
+    account: 'a',
+    size: m.size,
+    state: 'provisioning',
+    billingType: 'metered',
+  };
   let at = born.getTime();
   const events: { at: number; status: Status }[] = [{ at, status }];
   for (const c of m.changes) {
@@ -90,8 +103,10 @@ function simulate(m: Machine, id: string) {
         ? { ...status, state: c.state }
         : c.kind === 'billing'
           ? { ...status, billingType: c.billingType }
-          : // A transfer lands metered, as the service moves machines.
-            { ...status, account: c.account, billingType: 'metered' };
+          : c.kind === 'resize'
+            ? { ...status, size: larger(status.size, c.size) }
+            : // A transfer lands metered, as the service moves machines.
+              { ...status, account: c.account, billingType: 'metered' };
     events.push({ at, status });
   }
   const end = at + 1_234;
@@ -104,7 +119,7 @@ function simulate(m: Machine, id: string) {
       accountId: event.status.account,
       state: event.status.state,
       billingType: event.status.billingType,
-      size: m.size,
+      size: event.status.size,
       region: m.region,
       cohort,
       startedAt: new Date(event.at),
@@ -132,11 +147,13 @@ function chargedSeconds(events: readonly { at: number; status: Status }[], end: 
     const { status } = events[index] as { status: Status };
     const rate = EXPECTED_RATE[status.state];
     if (!rate || status.billingType !== 'metered') continue;
-    const key = `${status.account}/${rate}`;
+    const key = `${status.account}/${rate}/${status.size}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts;
 }
+
+const larger = (a: Size, b: Size): Size => (SIZE_ORDER.indexOf(b) > SIZE_ORDER.indexOf(a) ? b : a);
 
 /** Every calendar month `[from, to)` touches. */
 function monthsBetween(from: number, to: number): Date[] {
@@ -155,7 +172,6 @@ describe('the money of a bill', () => {
         );
         const expected = chargedSeconds(events, end);
         const asOf = new Date(end);
-        const cell = prices.cell(m.kind, m.size, m.region);
         const billed = new Map<string, number>();
         for (const account of ACCOUNTS) {
           const own = periods.filter((p) => p.accountId === account);
@@ -168,13 +184,21 @@ describe('the money of a bill', () => {
             };
             const lines = billLines(prices, window, own, []);
             let metered = 0;
-            for (const line of lines.filter((l) => l.kind === 'metered')) {
-              const key = `${account}/${line.rate}`;
+            const meteredLines = lines.filter((l) => l.kind === 'metered');
+            // The cap is the size the machine ended the window at: its largest (sizes only grow).
+            const cell = prices.cell(
+              m.kind,
+              meteredLines.map((l) => l.size).reduce(larger, 'small'),
+              m.region,
+            );
+            for (const line of meteredLines) {
+              const lineCell = prices.cell(m.kind, line.size, m.region);
+              const key = `${account}/${line.rate}/${line.size}`;
               billed.set(key, (billed.get(key) ?? 0) + line.seconds);
               const hourly =
                 line.rate === 'paused' && cohort === 'legacy'
-                  ? (cell.legacyPausedHourly as number)
-                  : cell.hourly;
+                  ? (lineCell.legacyPausedHourly as number)
+                  : lineCell.hourly;
               expect(line.unitAmount).toBe(hourly);
               expect(line.amount).toBe(Math.floor((line.seconds * hourly) / 3600 + 0.5));
               metered += line.amount;

@@ -124,9 +124,9 @@ export async function closeAccountPeriod(
   // The cheap look first: a second run passes over what the first one issued.
   if (await invoices.hasInvoiceFor(db, accountId, periodStart)) return 'existing';
   // The month is over: its ledger no longer changes, so it is read before the counter is taken.
-  const { periods, slots } = await accountLedger(db, accountId, periodStart, periodEnd);
+  const { periods, slots, snapshots } = await accountLedger(db, accountId, periodStart, periodEnd);
   const window = { periodStart, periodEnd, asOf: periodEnd };
-  const lines = billLines(deps.prices, window, periods, slots);
+  const lines = billLines(deps.prices, window, periods, slots, snapshots);
   if (lines.length === 0) return 'empty';
   return deps.database.transaction(async (tx) => {
     await invoices.lockInvoiceCounter(tx);

@@ -7,6 +7,7 @@ import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Logger } from '../logger.js';
+import type { Notices } from '../notices/notices.service.js';
 import * as customers from './billing-customers.repo.js';
 import { withBillingLease } from './billing-lease.repo.js';
 import { moveByInvoices } from './dunning.js';
@@ -31,6 +32,8 @@ export interface SubscriptionDeps {
   /** `BILLING_GRACE_DAYS`: how long past its due date an unpaid invoice is tolerated. */
   readonly graceDays: number;
   readonly log: Logger;
+  /** Told, in the move's transaction, when the subscription goes past due. */
+  readonly notices: Pick<Notices, 'subscriptionPastDue'>;
 }
 
 /**
@@ -63,6 +66,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
     const account = await lockSubscriptionStatus(tx, accountId);
     if (!account) throw new AppError('not_found');
     const to = await moveSubscriptionStatus(tx, account, move, clock.now());
+    if (to === 'past_due') await deps.notices.subscriptionPastDue(tx, accountId);
     const subscriptionStatus = to ?? account.subscriptionStatus;
     const standing = {
       accountId,
@@ -219,6 +223,7 @@ export function createSubscriptionService(deps: SubscriptionDeps) {
         if (!current) return;
         const next = await moveSubscriptionStatus(tx, current, moveOf(event), clock.now());
         if (!next) return;
+        if (next === 'past_due') await deps.notices.subscriptionPastDue(tx, row.accountId);
         await audit(tx, null, row.accountId, {
           active: next !== 'inactive',
           status: next,

@@ -10,12 +10,14 @@ import { closeUsage, rolloverUsage } from '../billing/usage.repo.js';
 import type { Database, Executor } from '../db/database.js';
 import { handleJob, type JobDefinition, type JobRun } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
+import type { Notices } from '../notices/notices.service.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
 import { type MachineKind, machineIdOf } from './machine-kinds.js';
-import { logMove } from './machine-log.js';
+import { type FinishedMove, logMove } from './machine-log.js';
 import { awaitAnswer, type MachineReadiness } from './machine-readiness.js';
 import { reconcileMachines } from './machine-reconcile.js';
+import { removeAllSnapshots } from './machine-snapshots.js';
 
 /** What the lifecycle jobs do differently for one kind of machine. */
 export interface MachineJobHooks<R extends MachineColumns> {
@@ -34,11 +36,15 @@ export interface LifecycleJobsDeps {
   readonly clock: Clock;
   readonly compute: ComputeDriver;
   readonly log: Logger;
+  /** Tells the account's owners and admins, in the move's transaction, of a move into `error`. */
+  readonly notices: Pick<Notices, 'machineFailed'>;
   /**
    * What makes a machine of this kind usable (an Agent's gateway answers through the edge's
    * connection, a Plain VM's SSH server its banner), which every move into `running` waits for.
    */
   readonly readiness: MachineReadiness;
+  /** Told of each move once it ended (`/metrics`: durations, failures by reason). */
+  readonly moveFinished?: (move: FinishedMove) => void;
 }
 
 /**
@@ -101,9 +107,10 @@ export function lifecycleJobs<R extends MachineColumns>(
       if (!row) return false;
       await rolloverUsage(tx, repo.meteredMachine(kind.kind, row), at);
       if (from === 'provisioning') await machine.leftProvisioning?.(tx, row, server);
+      if (to === 'error') await deps.notices.machineFailed(tx, kind.kind, row);
       return true;
     });
-    if (moved) logMove(log, kind, before, { to, at, statusReason });
+    if (moved) deps.moveFinished?.(logMove(log, kind, before, { to, at, statusReason }));
     return moved;
   };
 
@@ -207,6 +214,8 @@ export function lifecycleJobs<R extends MachineColumns>(
       const row = await find(id);
       if (row?.state !== 'destroying') return;
       try {
+        // Its snapshots go first: a driver need not remove them with the server.
+        await removeAllSnapshots(deps, row);
         await compute.deleteServer(id);
       } catch (error) {
         return failed(row, 'destroy_failed', error, run);
@@ -217,7 +226,7 @@ export function lifecycleJobs<R extends MachineColumns>(
         await closeUsage(tx, id, at);
         return true;
       });
-      if (removed) logMove(log, kind, row, { to: 'destroyed', at });
+      if (removed) deps.moveFinished?.(logMove(log, kind, row, { to: 'destroyed', at }));
     }),
   ];
 }

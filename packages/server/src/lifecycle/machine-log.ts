@@ -1,5 +1,6 @@
 import { type MachineState, MOVES } from '@svc/contract';
 import type { Logger } from '../logger.js';
+import type { MoveMeasure } from '../metrics/metrics.js';
 import type { MachineColumns } from './machine.repo.js';
 import type { MachineKind } from './machine-kinds.js';
 
@@ -16,10 +17,17 @@ export function moveOf(row: MachineColumns & { readonly cloneSourceId?: string |
 export type MoveEnd = MachineState | 'destroyed';
 
 /**
+ * A finished move as `/metrics` counts it (`LifecycleJobsDeps.moveFinished`); `seconds` is
+ * unknown for a move given up as stuck (only its lower bound is).
+ */
+export type FinishedMove = MoveMeasure;
+
+/**
  * The one line a finished move logs, once its transaction has committed: at info when it reached
  * its end, at warn when it ended in `error`. It names the machine, its account and driver, the
  * move, and how long it took: from when the machine entered the transient state (`before`, the
  * row its job read) to `at`. Ids only: nothing the machine's users wrote, no credentials.
+ * Returns the move as `/metrics` counts it.
  */
 export function logMove(
   log: Logger,
@@ -32,7 +40,7 @@ export function logMove(
     /** When the move began, where `before.updatedAt` no longer says (a stuck move's lower bound). */
     readonly since?: Date;
   },
-): void {
+): FinishedMove {
   const move = moveOf(before);
   const line = {
     [kind.idKey]: before.id,
@@ -46,6 +54,14 @@ export function logMove(
   };
   if (end.to === 'error') log.warn(line, `${kind.noun} ${move} failed: ${end.statusReason}`);
   else log.info(line, `${kind.noun} ${move}: ${end.to}`);
+  return {
+    kind: kind.kind,
+    move,
+    driver: before.provider,
+    failed: end.to === 'error',
+    statusReason: end.statusReason ?? null,
+    seconds: end.since ? undefined : line.durationMs / 1000,
+  };
 }
 
 /**
@@ -56,7 +72,7 @@ export function logMove(
 export async function logChange<T>(
   log: Logger,
   kind: MachineKind,
-  change: { readonly id: string; readonly move: 'transfer' | 'billing' },
+  change: { readonly id: string; readonly move: 'transfer' | 'billing' | 'resize' },
   work: () => Promise<T>,
   fieldsOf: (result: T) => Readonly<Record<string, unknown>>,
 ): Promise<T> {

@@ -1,28 +1,42 @@
+import {
+  createAgent,
+  createPlainVm,
+  getAgent,
+  getPlainVm,
+  restartAgent,
+  restartPlainVm,
+  startAgent,
+  startPlainVm,
+  stopAgent,
+  stopPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plainVmBody } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
 import type { ServerInfo } from '../adapters/compute/compute-driver.js';
 
-/** What differs between the two machine kinds in these requests. */
+/** What differs between the two machine kinds in these requests: their endpoints. */
 const KINDS = {
   agent: {
-    path: '/api/agents',
-    create: { size: 'small', region: 'eu', billingType: 'metered' },
+    create: (client: TestClient, name: string) =>
+      client.call(createAgent, {
+        body: { name, size: 'small', region: 'eu', billingType: 'metered' },
+      }),
+    detail: getAgent,
+    moves: { start: startAgent, stop: stopAgent, restart: restartAgent },
   },
   plainVm: {
-    path: '/api/plain-vms',
-    create: {
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    },
+    create: (client: TestClient, name: string) =>
+      client.call(createPlainVm, { body: plainVmBody(name) }),
+    detail: getPlainVm,
+    moves: { start: startPlainVm, stop: stopPlainVm, restart: restartPlainVm },
   },
 } as const;
 type Kind = keyof typeof KINDS;
+type Move = keyof (typeof KINDS)[Kind]['moves'];
 
 // Every move into `running` (create, clone, start, restart) waits until the machine answers as
 // its users reach it, whatever the driver: here the test driver, with a probe whose answers each
@@ -40,7 +54,7 @@ describe.each(databaseKinds)('a move into running waits for the machine to answe
 
   const probe = (kind: Kind) => async (server: ServerInfo) => {
     const own = probes[kind];
-    const machine = (await client.get(`${KINDS[kind].path}/${server.id}`)).body;
+    const machine = (await client.call(KINDS[kind].detail, { params: { id: server.id } })).body;
     own.tries.push({ at: performance.now(), state: machine.status });
     if (own.silentTries <= 0) return 'answered' as const;
     own.silentTries -= 1;
@@ -64,30 +78,24 @@ describe.each(databaseKinds)('a move into running waits for the machine to answe
   const settled = (kind: Kind, id: string) =>
     waitFor(
       async () => {
-        const machine = (await client.get(`${KINDS[kind].path}/${id}`)).body;
+        const machine = (await client.call(KINDS[kind].detail, { params: { id } })).body;
         return (
           !['provisioning', 'starting', 'restarting', 'stopping'].includes(machine.status) &&
-          (machine as { status: string; statusReason: string | null })
+          machine
         );
       },
       30_000,
       `${kind} ${id} settled`,
     );
-  const move = async (kind: Kind, id: string, action: string) => {
-    expect((await client.post(`${KINDS[kind].path}/${id}/${action}`)).status).toBeLessThan(300);
-  };
+  const move = (kind: Kind, id: string, action: Move) =>
+    client.call(KINDS[kind].moves[action], { params: { id } });
 
   describe.each(Object.keys(KINDS) as Kind[])('%s', (kind) => {
     let id = '';
 
     it('is running only after it answered, tried again 50 ms after the first try and twice as long after each', async () => {
       const tries = expectTries(kind, 4);
-      const res = await client.post(KINDS[kind].path, {
-        name: `ready-${kind.toLowerCase()}`,
-        ...KINDS[kind].create,
-      });
-      expect(res.status).toBe(201);
-      id = res.body.id;
+      id = (await KINDS[kind].create(client, `ready-${kind.toLowerCase()}`)).body.id;
       expect(await settled(kind, id)).toMatchObject({ status: 'running', statusReason: null });
       expect(tries.tries.map((tried) => tried.state)).toEqual(Array(5).fill('provisioning'));
       const gaps = tries.tries.slice(1).map((tried, i) => tried.at - (tries.tries[i]?.at ?? 0));
@@ -97,7 +105,7 @@ describe.each(databaseKinds)('a move into running waits for the machine to answe
     });
 
     it('waits again after a start and a restart', async () => {
-      for (const action of ['restart', 'stop', 'start']) {
+      for (const action of ['restart', 'stop', 'start'] as const) {
         const tries = expectTries(kind, action === 'stop' ? 0 : 2);
         await move(kind, id, action);
         const done = action === 'stop' ? 'stopped' : 'running';
@@ -122,17 +130,14 @@ describe.each(databaseKinds)('a move into running waits for the machine to answe
     it('ends in error when it never answers: provisioning with provisioning_timeout, the server removed', async () => {
       expectTries(kind, Number.POSITIVE_INFINITY);
       const started = performance.now();
-      const res = await client.post(KINDS[kind].path, {
-        name: `mute-${kind.toLowerCase()}`,
-        ...KINDS[kind].create,
-      });
-      expect(await settled(kind, res.body.id)).toMatchObject({
+      const mute = (await KINDS[kind].create(client, `mute-${kind.toLowerCase()}`)).body.id;
+      expect(await settled(kind, mute)).toMatchObject({
         status: 'error',
         statusReason: 'provisioning_timeout',
       });
       // Given up at the deadline, PROVISION_TIMEOUT_MS after the create.
       expect(performance.now() - started).toBeGreaterThanOrEqual(7_500);
-      await waitFor(() => !t.compute.servers.has(res.body.id), 10_000, 'server removed');
+      await waitFor(() => !t.compute.servers.has(mute), 10_000, 'server removed');
     });
   });
 });

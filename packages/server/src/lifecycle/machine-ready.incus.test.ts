@@ -1,4 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createAgent,
+  getAgent,
+  restartAgent,
+  restartPlainVm,
+  startAgent,
+  stopAgent,
+} from '@svc/contract';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type EdgeServer, startEdgeServer } from '../../test/edge-server.js';
 import { openAtOnce, sshAtOnce } from '../../test/first-use.js';
 import { createIncusProject, incusContext } from '../../test/incus.js';
@@ -39,38 +47,32 @@ describe('a machine on Incus is usable the moment it is running', { timeout: 300
     await project?.remove();
   });
 
-  const post = async (path: string, body?: object) => {
-    const res = await client.post(path, body);
-    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-    return res.body as { id: string };
-  };
-
   it("answers an Agent's URL through the edge at once after create, restart and start", async () => {
-    const { id } = await post('/api/agents', {
-      name: 'ready on incus',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
-    });
+    const { id } = (
+      await client.call(createAgent, {
+        body: { name: 'ready on incus', size: 'small', region: 'eu', billingType: 'metered' },
+      })
+    ).body;
+    const params = { id };
     await openAtOnce(client, id, 180_000);
     for (let round = 0; round < 2; round += 1) {
-      await post(`/api/agents/${id}/restart`);
+      await client.call(restartAgent, { params });
       await openAtOnce(client, id, 120_000);
     }
-    await post(`/api/agents/${id}/stop`);
+    await client.call(stopAgent, { params });
     await waitFor(
-      async () => (await client.get(`/api/agents/${id}`)).body.status === 'stopped',
+      async () => (await client.call(getAgent, { params })).body.status === 'stopped',
       120_000,
       'stopped',
     );
-    await post(`/api/agents/${id}/start`);
+    await client.call(startAgent, { params });
     await openAtOnce(client, id, 120_000);
   });
 
   it('answers SSH with its banner on the address the API reports the moment a Plain VM is running', async () => {
     const id = await createPlainVm(client, 'ready-vm');
     await sshAtOnce(client, id, 180_000);
-    await post(`/api/plain-vms/${id}/restart`);
+    await client.call(restartPlainVm, { params: { id } });
     await sshAtOnce(client, id, 120_000);
   });
 });

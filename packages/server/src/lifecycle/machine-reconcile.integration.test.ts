@@ -46,6 +46,7 @@ describe.each(databaseKinds)('a reconcile pass over several pages on %s', (kind)
     clock: t.ctx.clock,
     compute: t.compute,
     log: t.ctx.log.root,
+    notices: t.ctx.notices,
     pageSize: PAGE,
   });
 
@@ -89,6 +90,20 @@ describe.each(databaseKinds)('a reconcile pass over several pages on %s', (kind)
       .execute();
     expect(open.map((p) => p.state)).toEqual(['error', 'error', 'error']);
     expect(new Set(open.map((p) => p.resourceId))).toEqual(new Set(stuck));
+    // One notice per machine given up, enqueued with its move (the job records each event).
+    const { accountId } = await t.ctx.database.db
+      .selectFrom('agents')
+      .select('accountId')
+      .where('id', '=', stuck[0] as string)
+      .executeTakeFirstOrThrow();
+    const notices = () =>
+      t.ctx.database.db
+        .selectFrom('noticeEvents')
+        .select('kind')
+        .where('accountId', '=', accountId)
+        .execute();
+    await waitFor(async () => (await notices()).length >= 3, 15_000, 'three notices');
+    expect(await notices()).toEqual(Array(3).fill({ kind: 'machine_error' }));
   });
 
   it('re-applies the stored rules of every drifted VM and ends every lease it took', async () => {

@@ -61,17 +61,19 @@ export async function reconcileMachines<R extends MachineColumns>(
         failed.map((row) => repo.meteredMachine(kind.kind, row)),
         now,
       );
+      for (const row of failed) await deps.notices.machineFailed(tx, kind.kind, row);
       return failed;
     });
     // Each move's line once committed; how long it was stuck is known only to be past the cutoff.
     for (const row of rows) {
       const before = { ...row, state: stuckState(row) ?? row.state };
-      logMove(log, kind, before, {
+      const finished = logMove(log, kind, before, {
         to: 'error',
         at: now,
         statusReason: row.statusReason,
         since: cutoff,
       });
+      deps.moveFinished?.(finished);
     }
     isFull = rows.length === limit;
   }

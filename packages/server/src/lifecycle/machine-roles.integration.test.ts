@@ -1,7 +1,20 @@
 import type { Role } from '@svc/contract';
-import { activateSubscription, cloneAgent, createOrg } from '@svc/contract';
+import {
+  activateSubscription,
+  cloneAgent,
+  createAgent,
+  createOrg,
+  createPlainVm,
+  getAgent,
+  getPlainVm,
+  restartAgent,
+  restartPlainVm,
+  transferAgent,
+  transferPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinOrganization } from '../../test/mailed-links.js';
+import { plainVmBody } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -10,21 +23,23 @@ import { waitFor } from '../../test/wait.js';
 const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 const MAY_TAKE_OUT: Readonly<Record<Role, boolean>> = { owner: true, admin: true, member: false };
 
-/** What differs between the two machine kinds in these requests. */
+/** What differs between the two machine kinds in these requests: their endpoints. */
 const KINDS = {
   agent: {
-    path: '/api/agents',
-    create: { size: 'small', region: 'eu', billingType: 'metered' },
+    create: (client: TestClient, name: string, accountId: string) =>
+      client.call(createAgent, {
+        body: { name, accountId, size: 'small', region: 'eu', billingType: 'metered' },
+      }),
+    detail: getAgent,
+    transfer: transferAgent,
+    restart: restartAgent,
   },
   'plain VM': {
-    path: '/api/plain-vms',
-    create: {
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    },
+    create: (client: TestClient, name: string, accountId: string) =>
+      client.call(createPlainVm, { body: { ...plainVmBody(name), accountId } }),
+    detail: getPlainVm,
+    transfer: transferPlainVm,
+    restart: restartPlainVm,
   },
 } as const;
 
@@ -39,7 +54,7 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
     n += 1;
     const id = (
       await client.call(createOrg, { body: { name: `Org ${n}`, slug: `roles-${kind}-${n}` } })
-    ).body.id as string;
+    ).body.id;
     expect((await client.call(activateSubscription, { params: { id } })).status).toBe(200);
     return id;
   };
@@ -68,12 +83,10 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
   /** A running machine in the source organization, created by `role` (members create machines). */
   const runningMachine = async (machine: keyof typeof KINDS, role: Role) => {
     const { client } = users[role];
-    const { path, create } = KINDS[machine];
-    const res = await client.post(path, { name: `by-${role}`, accountId: sourceOrg, ...create });
-    expect(res.status).toBe(201);
-    const id = res.body.id as string;
+    const { create, detail } = KINDS[machine];
+    const { id } = (await create(client, `by-${role}`, sourceOrg)).body;
     await waitFor(
-      async () => (await client.get(`${path}/${id}`)).body.status === 'running',
+      async () => (await client.call(detail, { params: { id } })).body.status === 'running',
       15_000,
       'running',
     );
@@ -84,15 +97,18 @@ describe.each(databaseKinds)('who may take a machine out of an organization, on 
     it.each(ROLES)('transfer to another organization by the source’s %s', async (role) => {
       const id = await runningMachine(machine, role);
       const { client, ownOrg } = users[role];
-      const path = `${KINDS[machine].path}/${id}`;
-      const res = await client.post(`${path}/transfer`, { targetAccountId: ownOrg });
+      const { detail, transfer, restart } = KINDS[machine];
+      const params = { id };
+      const res = await client.send(transfer, { params, body: { targetAccountId: ownOrg } });
       if (MAY_TAKE_OUT[role]) {
         expect(res).toMatchObject({ status: 200, body: { id, accountId: ownOrg } });
       } else {
         expect(res).toMatchObject({ status: 403, body: { error: 'forbidden' } });
-        expect((await client.get(path)).body).toMatchObject({ accountId: sourceOrg });
+        expect((await client.call(detail, { params })).body).toMatchObject({
+          accountId: sourceOrg,
+        });
         // Operating it stays every member's right.
-        expect((await client.post(`${path}/restart`)).status).toBe(200);
+        expect((await client.call(restart, { params })).status).toBe(200);
       }
     });
   });

@@ -2,6 +2,7 @@ import {
   type BillingType,
   CHANGES,
   type Cohort,
+  type DiskOperation,
   type MachineState,
   type Region,
   type Size,
@@ -26,6 +27,8 @@ export interface MachineColumns {
   provider: string;
   slotId: string | null;
   provisionDeadlineAt: Date | null;
+  /** A snapshot being taken or restored: user moves and other disk operations wait. */
+  diskOperation: DiskOperation;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -62,6 +65,8 @@ export interface MachineMove {
   readonly statusReason?: string | null;
   /** Agents only: refuse while the disk is being copied for a clone. */
   readonly notCloning?: boolean;
+  /** Refuse while a snapshot is being taken or restored (every user move and idle stop). */
+  readonly diskIdle?: boolean;
   /** Table-specific columns changed with the move (e.g. an Agent's token generation). */
   readonly also?: Readonly<Record<string, RawBuilder<unknown> | string | number | null>>;
 }
@@ -88,6 +93,7 @@ export function transitionMachine<R extends MachineColumns>(
     .where('id', '=', id)
     .where('state', 'in', move.from);
   if (move.notCloning) query = query.where(sqlRef('cloningBy'), 'is', null);
+  if (move.diskIdle) query = query.where('diskOperation', 'is', null);
   return query.returningAll().executeTakeFirst() as Promise<R | undefined>;
 }
 
@@ -187,6 +193,61 @@ export const switchBilling = <R extends MachineColumns>(
     .returningAll()
     .executeTakeFirst() as Promise<R | undefined>;
 
+/**
+ * Gives a stopped machine its new size and slot. The updated row stays locked until the
+ * transaction ends, so a start waits for the driver's change (or its rollback).
+ */
+export const resizeMachine = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  change: { from: Size; to: Size; slotId: string | null; at: Date },
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({ size: change.to, slotId: change.slotId, updatedAt: change.at })
+    .where('id', '=', id)
+    .where('state', 'in', CHANGES.resize)
+    .where('size', '=', change.from)
+    .where('diskOperation', 'is', null)
+    .returningAll()
+    .executeTakeFirst() as Promise<R | undefined>;
+
+/**
+ * Starts a disk operation on a settled machine (one of `states`, not being cloned, no other disk
+ * operation): the compare-and-set that makes snapshots, restores and moves exclude each other.
+ */
+export const beginDiskOperation = <R extends MachineColumns>(
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  operation: NonNullable<DiskOperation>,
+  states: readonly MachineState[],
+) => {
+  let query = on(db)
+    .updateTable(name(table))
+    .set({ diskOperation: operation })
+    .where('id', '=', id)
+    .where('state', 'in', states)
+    .where('diskOperation', 'is', null);
+  if (table === 'agents') query = query.where(sqlRef('cloningBy'), 'is', null);
+  return query.returningAll().executeTakeFirst() as Promise<R | undefined>;
+};
+
+/** Ends the machine's disk operation `operation` (no other one it may have started since). */
+export const endDiskOperation = (
+  db: Executor,
+  table: MachineTable,
+  id: string,
+  operation: NonNullable<DiskOperation>,
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({ diskOperation: null })
+    .where('id', '=', id)
+    .where('diskOperation', '=', operation)
+    .executeTakeFirst();
+
 /** Moves the machine to another account, metered and without a slot, if running or stopped. */
 export const moveToAccount = <R extends MachineColumns>(
   db: Executor,
@@ -201,6 +262,7 @@ export const moveToAccount = <R extends MachineColumns>(
     .set({ accountId, billingType: 'metered', slotId: null, updatedAt: at, ...(also as object) })
     .where('id', '=', id)
     .where('state', 'in', CHANGES.transfer)
+    .where('diskOperation', 'is', null)
     .returningAll()
     .executeTakeFirst() as Promise<R | undefined>;
 

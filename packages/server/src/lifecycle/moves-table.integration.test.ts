@@ -1,4 +1,13 @@
-import { type MachineMoveAction, MachineState } from '@svc/contract';
+import {
+  createAgent,
+  createPlainVm,
+  getAgent,
+  getPlainVm,
+  listAgents,
+  listPlainVms,
+  type MachineMoveAction,
+  MachineState,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hetznerDriverOnStandIn } from '../../test/hetzner/driver.js';
 import { expectConformant } from '../../test/hetzner/test-helpers.js';
@@ -25,25 +34,37 @@ const VIA: Record<MachineMoveAction, MachineState> = {
 const STATES = MachineState.options;
 const ACTIONS = Object.keys(EXPECTED) as MachineMoveAction[];
 
+// The moves are sent by path, the table being over both kinds' paths; the machines they move are
+// made and read through the endpoints' descriptors.
 const RESOURCES = [
   {
     path: '/api/agents',
     table: 'agents',
     noun: 'Agent',
-    create: (name: string) => ({ name, size: 'small', region: 'eu', billingType: 'metered' }),
+    create: (client: TestClient, name: string) =>
+      client.call(createAgent, {
+        body: { name, size: 'small', region: 'eu', billingType: 'metered' },
+      }),
+    list: listAgents,
+    detail: getAgent,
   },
   {
     path: '/api/plain-vms',
     table: 'plainVms',
     noun: 'Plain VM',
-    create: (name: string) => ({
-      name: name.replace(/ /g, '-'),
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'ubuntu-24.04',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-    }),
+    create: (client: TestClient, name: string) =>
+      client.call(createPlainVm, {
+        body: {
+          name: name.replace(/ /g, '-'),
+          tier: 'small',
+          region: 'eu',
+          osImageKey: 'ubuntu-24.04',
+          billingType: 'metered',
+          access: { passwordEnabled: true, vaultEntryIds: [] },
+        },
+      }),
+    list: listPlainVms,
+    detail: getPlainVm,
   },
 ] as const;
 
@@ -71,14 +92,14 @@ describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver
     const created = await Promise.all(
       ACTIONS.flatMap((action) =>
         STATES.map(async (state) => {
-          const res = await client.post(resource.path, resource.create(`${action} ${state}`));
-          return [`${action}:${state}`, res.body.id as string] as const;
+          const res = await resource.create(client, `${action} ${state}`);
+          return [`${action}:${state}`, res.body.id] as const;
         }),
       ),
     );
     for (const [key, id] of created) ids.set(key, id);
     await waitFor(async () => {
-      const list = (await client.get(resource.path)).body as { status: string }[];
+      const list = (await client.call(resource.list)).body;
       return list.filter((m) => m.status === 'running').length === ids.size;
     }, 60_000);
     // Parking a row in a state directly: no job exists for it, so it stays there for the call.
@@ -108,7 +129,7 @@ describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver
             : await client.post(`${resource.path}/${id}/${action}`);
         expect(res.status).toBe(expected);
         if (expected === 200) {
-          expect(res.body.status).toBe(VIA[action]);
+          expect(res.body).toMatchObject({ status: VIA[action] });
         } else {
           // The refusal says which action met which state.
           expect(res.body).toEqual({
@@ -136,9 +157,9 @@ describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver
       [...resources].filter((r) => destroyed.includes(r.labels['svc/machine'] as string));
     await waitFor(
       async () =>
-        (await Promise.all(destroyed.map((id) => client.get(`${resource.path}/${id}`)))).every(
-          (res) => res.status === 404,
-        ),
+        (
+          await Promise.all(destroyed.map((id) => client.send(resource.detail, { params: { id } })))
+        ).every((res) => res.status === 404),
       60_000,
       'destroyed',
     );
@@ -146,7 +167,8 @@ describe.each(cases)('Moves table over HTTP on %s, %s driver: %s', (kind, driver
     expect(left(stand?.state.firewalls.values() ?? [])).toEqual([]);
     const stopped = ids.get('stop:running') as string;
     await waitFor(
-      async () => (await client.get(`${resource.path}/${stopped}`)).body.status === 'stopped',
+      async () =>
+        (await client.call(resource.detail, { params: { id: stopped } })).body.status === 'stopped',
       60_000,
       'stopped',
     );

@@ -1,3 +1,4 @@
+import { createPlainVm, getPlainVm } from '@svc/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
@@ -53,18 +54,19 @@ describe('OS images the driver has, in the dashboard', () => {
       failTimes: 1,
       failWith: () => new ComputeFailure('image_unavailable', 'no image alias "ubuntu-24.04"'),
     });
-    const created = await owner.post('/api/plain-vms', {
-      name: 'no-image',
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'ubuntu-24.04',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
+    const created = await owner.call(createPlainVm, {
+      body: {
+        name: 'no-image',
+        tier: 'small',
+        region: 'eu',
+        osImageKey: 'ubuntu-24.04',
+        billingType: 'metered',
+        access: { passwordEnabled: true, vaultEntryIds: [] },
+      },
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const id = created.body.id as string;
+    const id = created.body.id;
     await waitFor(
-      async () => (await owner.get(`/api/plain-vms/${id}`)).body.status === 'error',
+      async () => (await owner.call(getPlainVm, { params: { id } })).body.status === 'error',
       30_000,
       'the VM in error',
     );

@@ -15,6 +15,8 @@ export function toApiPlainVm(row: PlainVmRow, limits?: MachineLimits): PlainVm {
     osImageKey: row.osImageKey,
     billingType: row.billingType,
     status: row.state,
+    diskOperation: row.diskOperation,
+    backups: { enabled: row.backupsEnabled, keep: row.backupsKeep, hourUtc: row.backupsHour },
     statusReason: row.statusReason,
     provider: row.provider,
     access: { passwordEnabled: row.passwordEnabled, vaultEntryIds: row.vaultEntryIds },

@@ -2,7 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { PlainVm } from '@svc/contract';
+import {
+  addVaultEntry,
+  createPlainVm,
+  deletePlainVm,
+  type FirewallRuleInput,
+  getPlainVm,
+  getPlainVmFirewall,
+  listOsImages,
+  putPlainVmFirewall,
+  restartPlainVm,
+  startPlainVm,
+  stopPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIncusProject, INCUS_SOCKET, nameOf } from '../../test/incus.js';
 import { keyPair, ssh } from '../../test/openssh.js';
@@ -50,15 +62,12 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const detail = async (id: string) => (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
+  const detail = async (id: string) => (await client.call(getPlainVm, { params: { id } })).body;
 
   it("offers the OS images with an image alias in the service's project (the default project's, shared)", async () => {
     const images = async () => {
-      const res = await client.get('/api/plain-vms/images');
-      expect(res.status).toBe(200);
-      return new Map(
-        (res.body as { key: string; available: boolean }[]).map((i) => [i.key, i.available]),
-      );
+      const res = await client.call(listOsImages);
+      return new Map(res.body.map((i) => [i.key, i.available]));
     };
     const admin = new IncusClient({ socketPath: INCUS_SOCKET, project: 'default' });
     try {
@@ -92,18 +101,22 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
   it('creates a debian-12 VM reachable over SSH as debian, behind the firewall the API sets', async () => {
     expect(t.ctx.compute.name).toBe('incus');
     const keyId = (
-      await client.post('/api/vault', { type: 'ssh_key', label: 'laptop', value: key.publicLine })
+      await client.call(addVaultEntry, {
+        body: { type: 'ssh_key', label: 'laptop', value: key.publicLine },
+      })
     ).body.id;
-    const created = await client.post('/api/plain-vms', {
-      name: 'svc-api-box',
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: false, vaultEntryIds: [keyId] },
+    const created = await client.call(createPlainVm, {
+      body: {
+        name: 'svc-api-box',
+        tier: 'small',
+        region: 'eu',
+        osImageKey: 'debian-12',
+        billingType: 'metered',
+        access: { passwordEnabled: false, vaultEntryIds: [keyId] },
+      },
     });
-    expect(created.status).toBe(201);
-    const id = (created.body as PlainVm).id;
+    const id = created.body.id;
+    const params = { id };
     vmId = id;
     const vm = await waitFor(
       async () => {
@@ -121,9 +134,9 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
     await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh');
     expect(await run('hostname; whoami')).toEqual({ code: 0, stdout: 'svc-api-box\ndebian\n' });
 
-    const put = (rules: unknown[]) => client.put(`/api/plain-vms/${id}/firewall`, { rules });
+    const put = (rules: FirewallRuleInput[]) =>
+      client.call(putPlainVmFirewall, { params, body: { rules } });
     const webOnly = await put([{ protocol: 'tcp', port: 80, sourceIps: ['0.0.0.0/0'] }]);
-    expect(webOnly.status).toBe(200);
     expect(webOnly.body.rules).toEqual([
       { direction: 'in', protocol: 'tcp', port: '80', sourceIps: ['0.0.0.0/0'], description: '' },
     ]);
@@ -135,7 +148,7 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
     expect(fromHere.body.rules).toEqual([
       { direction: 'in', protocol: 'tcp', port: '22', sourceIps: [BRIDGE_HOST], description: '' },
     ]);
-    expect((await client.get(`/api/plain-vms/${id}/firewall`)).body.rules).toEqual(
+    expect((await client.call(getPlainVmFirewall, { params })).body.rules).toEqual(
       fromHere.body.rules,
     );
     await waitFor(async () => (await run('true')).code === 0, 30_000, 'SSH back');
@@ -146,23 +159,23 @@ describe.each(databaseKinds)('Plain VMs on Incus, %s', { timeout: 300_000 }, (ki
     const settle = (status: string) =>
       waitFor(async () => (await detail(id)).status === status, 90_000, status);
     const power = async () => (await t.ctx.compute.getServer(id))?.status;
-    expect((await client.post(`/api/plain-vms/${id}/start`)).status).toBe(409);
-    expect((await client.post(`/api/plain-vms/${id}/stop`)).body.status).toBe('stopping');
+    expect((await client.callError(startPlainVm, { params })).status).toBe(409);
+    expect((await client.call(stopPlainVm, { params })).body.status).toBe('stopping');
     await settle('stopped');
     expect(await power()).toBe('off');
-    expect((await client.post(`/api/plain-vms/${id}/restart`)).status).toBe(409);
-    expect((await client.post(`/api/plain-vms/${id}/start`)).body.status).toBe('starting');
+    expect((await client.callError(restartPlainVm, { params })).status).toBe(409);
+    expect((await client.call(startPlainVm, { params })).body.status).toBe('starting');
     await settle('running');
     expect(await power()).toBe('running');
     await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh after start');
     expect((await run('touch /dev/shm/booted && echo ok')).stdout).toBe('ok\n');
-    expect((await client.post(`/api/plain-vms/${id}/restart`)).body.status).toBe('restarting');
+    expect((await client.call(restartPlainVm, { params })).body.status).toBe('restarting');
     await settle('running');
     await waitFor(async () => (await run('true')).code === 0, 60_000, 'ssh after restart');
     expect((await run('test -e /dev/shm/booted || echo rebooted')).stdout).toBe('rebooted\n');
 
-    expect((await client.delete(`/api/plain-vms/${id}`)).body.status).toBe('destroying');
-    await waitFor(async () => (await client.get(`/api/plain-vms/${id}`)).status === 404, 60_000);
+    expect((await client.call(deletePlainVm, { params })).body.status).toBe('destroying');
+    await waitFor(async () => (await client.send(getPlainVm, { params })).status === 404, 60_000);
     expect(await t.ctx.compute.getServer(id)).toBeUndefined();
     expect(await t.ctx.compute.getFirewall(id)).toBeUndefined();
   });

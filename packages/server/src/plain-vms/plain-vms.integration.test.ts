@@ -1,10 +1,29 @@
-import { DEFAULT_FIREWALL_RULES, type FirewallRule, type PlainVm } from '@svc/contract';
+import {
+  addVaultEntry,
+  createPlainVm,
+  DEFAULT_FIREWALL_RULES,
+  deletePlainVm,
+  type EndpointCallInput,
+  type FirewallRule,
+  type FirewallRuleInput,
+  getPlainVm,
+  getPlainVmFirewall,
+  listOsImages,
+  listPlainVms,
+  type PlainVm,
+  putPlainVmFirewall,
+  restartPlainVm,
+  startPlainVm,
+  stopPlainVm,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { waitFor } from '../../test/wait.js';
 import { ComputeFailure } from '../adapters/compute/compute-driver.js';
+
+type CreateBody = EndpointCallInput<typeof createPlainVm>['body'];
 
 const KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICq82nFuGMzbOcb434FU+SqoSXIEywKdzfSUHZZgm2A5 laptop';
@@ -18,12 +37,13 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     t = await createTestContext(kind);
     client = t.newClient();
     accountId = (await signUpUser(client)).account.id;
-    keyId = (await client.post('/api/vault', { type: 'ssh_key', label: 'laptop', value: KEY })).body
-      .id;
+    keyId = (
+      await client.call(addVaultEntry, { body: { type: 'ssh_key', label: 'laptop', value: KEY } })
+    ).body.id;
   });
   afterAll(() => t?.close());
 
-  const body = (overrides: Record<string, unknown> = {}) => ({
+  const body = (overrides: Partial<CreateBody> = {}): CreateBody => ({
     name: 'web-1',
     tier: 'small',
     region: 'eu',
@@ -32,7 +52,8 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     access: { passwordEnabled: false, vaultEntryIds: [keyId] },
     ...overrides,
   });
-  const status = async (id: string) => (await client.get(`/api/plain-vms/${id}`)).body.status;
+  const status = async (id: string) =>
+    (await client.call(getPlainVm, { params: { id } })).body.status;
   const reach = (id: string, state: string) =>
     waitFor(async () => (await status(id)) === state, 15_000, state);
   const count = async () =>
@@ -46,8 +67,7 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     );
 
   it('creates a VM in provisioning (201) that becomes running, with its SSH endpoint and default user', async () => {
-    const res = await client.post('/api/plain-vms', body());
-    expect(res.status).toBe(201);
+    const res = await client.call(createPlainVm, { body: body() });
     expect(res.body).toMatchObject({
       accountId,
       name: 'web-1',
@@ -63,9 +83,9 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       specs: { vcpu: 2, ramGb: 4, diskGb: 80 },
     });
     expect(res.body).not.toHaveProperty('initialPassword');
-    const vm = res.body as PlainVm;
+    const vm = res.body;
     await reach(vm.id, 'running');
-    const detail = (await client.get(`/api/plain-vms/${vm.id}`)).body as PlainVm;
+    const detail = (await client.call(getPlainVm, { params: { id: vm.id } })).body;
     expect(detail.ssh).toEqual({ host: '192.0.2.10', port: 22 });
     expect(detail.ipv4).toBe('192.0.2.10');
 
@@ -78,19 +98,17 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     });
     expect(spec?.userData).toMatch(/^#cloud-config\n/);
     expect(spec?.userData).toContain('hostname: web-1');
-    expect((await client.get('/api/plain-vms')).body.map((v: PlainVm) => v.id)).toContain(vm.id);
+    expect((await client.call(listPlainVms)).body.map((v) => v.id)).toContain(vm.id);
   });
 
   it('hands out the one-time password once: in the create answer, never in the detail, only its hash kept until provisioned', async () => {
-    const res = await client.post(
-      '/api/plain-vms',
-      body({
+    const res = await client.call(createPlainVm, {
+      body: body({
         name: 'pw',
         osImageKey: 'fedora-43',
         access: { passwordEnabled: true, vaultEntryIds: [] },
       }),
-    );
-    expect(res.status).toBe(201);
+    });
     expect(res.body.initialPassword).toMatch(/^[A-Za-z0-9]{20}$/);
     expect(res.body.defaultUser).toBe('root');
     const password = res.body.initialPassword as string;
@@ -101,7 +119,7 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(password);
     await reach(res.body.id, 'running');
-    const detail = await client.get(`/api/plain-vms/${res.body.id}`);
+    const detail = await client.call(getPlainVm, { params: { id: res.body.id } });
     expect(JSON.stringify(detail.body)).not.toContain(password);
     expect(detail.body).not.toHaveProperty('initialPassword');
     expect(t.compute.servers.get(res.body.id)?.spec.login?.passwordHash).toMatch(/^\$6\$/);
@@ -134,49 +152,64 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     ['an unknown tier', { tier: 'huge' }, ['body', 'tier']],
   ])('refuses %s with 400 and stores nothing', async (_, overrides, path) => {
     const before = await count();
-    const res = await client.post('/api/plain-vms', body(overrides));
+    // Each body is refused on purpose: the cast lets a value the contract's types exclude through.
+    const res = await client.callError(createPlainVm, {
+      body: body(overrides as Partial<CreateBody>),
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
-    expect(res.body.issues.map((i: { path: unknown[] }) => i.path)).toContainEqual(path);
+    expect(res.body.issues?.map((i) => i.path)).toContainEqual(path);
     expect(await count()).toBe(before);
   });
 
   it("refuses another account's Vault key (400) and hides another account's VM (404)", async () => {
     const other = t.newClient();
     await signUpUser(other);
-    const res = await other.post('/api/plain-vms', body());
+    const res = await other.callError(createPlainVm, { body: body() });
     expect(res.status).toBe(400);
-    expect(res.body.issues[0].path).toEqual(['body', 'access', 'vaultEntryIds', 0]);
-    const mine = (await client.get('/api/plain-vms')).body[0] as PlainVm;
+    expect(res.body.issues?.[0]?.path).toEqual(['body', 'access', 'vaultEntryIds', 0]);
+    const mine = (await client.call(listPlainVms)).body[0] as PlainVm;
+    const params = { id: mine.id };
     for (const call of [
-      other.get(`/api/plain-vms/${mine.id}`),
-      other.post(`/api/plain-vms/${mine.id}/stop`),
-      other.get(`/api/plain-vms/${mine.id}/firewall`),
-      other.put(`/api/plain-vms/${mine.id}/firewall`, { rules: [] }),
+      other.callError(getPlainVm, { params }),
+      other.callError(stopPlainVm, { params }),
+      other.callError(getPlainVmFirewall, { params }),
+      other.callError(putPlainVmFirewall, { params, body: { rules: [] } }),
     ]) {
       expect(await call).toMatchObject({ status: 404, body: { error: 'not_found' } });
     }
   });
 
   it('keeps the firewall: the default rule, a PUT answered with what the provider reports, invalid PUTs changing nothing', async () => {
-    const vm = (await client.post('/api/plain-vms', body({ name: 'fw' }))).body as PlainVm;
-    expect((await client.put(`/api/plain-vms/${vm.id}/firewall`, { rules: [] })).status).toBe(409);
+    // Held in provisioning while the PUT is refused: the job is woken at once on commit, and the
+    // VM was sometimes running by the time the PUT arrived.
+    t.compute.behave('createServer', { hang: true });
+    const vm = (await client.call(createPlainVm, { body: body({ name: 'fw' }) })).body;
+    const params = { id: vm.id };
+    expect(
+      (await client.callError(putPlainVmFirewall, { params, body: { rules: [] } })).status,
+    ).toBe(409);
+    t.compute.behave('createServer', {});
+    t.compute.release();
     await reach(vm.id, 'running');
-    expect((await client.get(`/api/plain-vms/${vm.id}/firewall`)).body).toEqual({
+    expect((await client.call(getPlainVmFirewall, { params })).body).toEqual({
       rules: DEFAULT_FIREWALL_RULES,
     });
 
-    const put = await client.put(`/api/plain-vms/${vm.id}/firewall`, {
-      rules: [
-        { protocol: 'tcp', port: 22, sourceIps: ['203.0.113.7', '2001:DB8::1/64'] },
-        {
-          direction: 'in',
-          protocol: 'udp',
-          port: '60000-61000',
-          sourceIps: ['0.0.0.0/0'],
-          description: 'mosh',
-        },
-      ],
+    const put = await client.call(putPlainVmFirewall, {
+      params,
+      body: {
+        rules: [
+          { protocol: 'tcp', port: 22, sourceIps: ['203.0.113.7', '2001:DB8::1/64'] },
+          {
+            direction: 'in',
+            protocol: 'udp',
+            port: '60000-61000',
+            sourceIps: ['0.0.0.0/0'],
+            description: 'mosh',
+          },
+        ],
+      },
     });
     const expected: FirewallRule[] = [
       {
@@ -194,20 +227,24 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
         description: 'mosh',
       },
     ];
-    expect(put).toMatchObject({ status: 200, body: { rules: expected } });
+    expect(put.body).toMatchObject({ rules: expected });
     expect(t.compute.servers.get(vm.id)?.firewall).toEqual(expected);
 
-    expect((await client.get(`/api/plain-vms/${vm.id}/firewall`)).body.rules).toEqual(expected);
+    expect((await client.call(getPlainVmFirewall, { params })).body.rules).toEqual(expected);
 
-    const bad = await client.put(`/api/plain-vms/${vm.id}/firewall`, {
-      rules: [
-        { protocol: 'tcp', port: 22, sourceIps: ['0.0.0.0/0'] },
-        { protocol: 'icmp', port: 1, sourceIps: ['0.0.0.0/0'] },
-        { protocol: 'tcp', port: '90-80', sourceIps: ['10.0.0.0/33'] },
-      ],
+    // Refused on purpose: the cast lets a protocol the contract's types exclude through.
+    const bad = await client.callError(putPlainVmFirewall, {
+      params,
+      body: {
+        rules: [
+          { protocol: 'tcp', port: 22, sourceIps: ['0.0.0.0/0'] },
+          { protocol: 'icmp', port: 1, sourceIps: ['0.0.0.0/0'] },
+          { protocol: 'tcp', port: '90-80', sourceIps: ['10.0.0.0/33'] },
+        ] as FirewallRuleInput[],
+      },
     });
     expect(bad.status).toBe(400);
-    const paths = bad.body.issues.map((i: { path: unknown[] }) => i.path.slice(0, 4).join('.'));
+    const paths = bad.body.issues?.map((i) => i.path.slice(0, 4).join('.'));
     expect(paths).toEqual(
       expect.arrayContaining([
         'body.rules.1.protocol',
@@ -216,41 +253,39 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       ]),
     );
     const tooMany = Array.from({ length: 51 }, (_, i) => ({
-      protocol: 'tcp',
+      protocol: 'tcp' as const,
       port: 1000 + i,
       sourceIps: ['0.0.0.0/0'],
     }));
-    expect((await client.put(`/api/plain-vms/${vm.id}/firewall`, { rules: tooMany })).status).toBe(
-      400,
-    );
-    expect(t.compute.servers.get(vm.id)?.firewall).toEqual(expected);
-    expect((await client.get(`/api/plain-vms/${vm.id}/firewall`)).body.rules).toEqual(expected);
     expect(
-      (await client.put(`/api/plain-vms/${vm.id}/firewall`, { rules: tooMany.slice(0, 50) }))
-        .status,
-    ).toBe(200);
+      (await client.callError(putPlainVmFirewall, { params, body: { rules: tooMany } })).status,
+    ).toBe(400);
+    expect(t.compute.servers.get(vm.id)?.firewall).toEqual(expected);
+    expect((await client.call(getPlainVmFirewall, { params })).body.rules).toEqual(expected);
+    await client.call(putPlainVmFirewall, { params, body: { rules: tooMany.slice(0, 50) } });
   });
 
   it('restarts only when running (409 otherwise), and destroy ends billing and removes the VM (then 404)', async () => {
     // Held in provisioning while the restart is refused: the job is woken at once on commit.
     t.compute.behave('createServer', { hang: true });
-    const vm = (await client.post('/api/plain-vms', body({ name: 'life' }))).body as PlainVm;
-    expect((await client.post(`/api/plain-vms/${vm.id}/restart`)).status).toBe(409);
+    const vm = (await client.call(createPlainVm, { body: body({ name: 'life' }) })).body;
+    const params = { id: vm.id };
+    expect((await client.callError(restartPlainVm, { params })).status).toBe(409);
     t.compute.behave('createServer', {});
     t.compute.release();
     await reach(vm.id, 'running');
-    expect((await client.post(`/api/plain-vms/${vm.id}/stop`)).body.status).toBe('stopping');
+    expect((await client.call(stopPlainVm, { params })).body.status).toBe('stopping');
     await reach(vm.id, 'stopped');
-    expect(await client.post(`/api/plain-vms/${vm.id}/restart`)).toMatchObject({
+    expect(await client.callError(restartPlainVm, { params })).toMatchObject({
       status: 409,
       body: { error: 'invalid_state' },
     });
-    expect((await client.post(`/api/plain-vms/${vm.id}/start`)).status).toBe(200);
+    await client.call(startPlainVm, { params });
     await reach(vm.id, 'running');
-    expect((await client.post(`/api/plain-vms/${vm.id}/restart`)).body.status).toBe('restarting');
+    expect((await client.call(restartPlainVm, { params })).body.status).toBe('restarting');
     await reach(vm.id, 'running');
-    expect((await client.delete(`/api/plain-vms/${vm.id}`)).body.status).toBe('destroying');
-    await waitFor(async () => (await client.get(`/api/plain-vms/${vm.id}`)).status === 404);
+    expect((await client.call(deletePlainVm, { params })).body.status).toBe('destroying');
+    await waitFor(async () => (await client.send(getPlainVm, { params })).status === 404);
     expect(t.compute.servers.has(vm.id)).toBe(false);
     const periods = await t.ctx.database.db
       .selectFrom('usagePeriods')
@@ -278,11 +313,10 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
       failWith: () => new ComputeFailure('image_unavailable', 'no image alias "debian-12"'),
     });
     try {
-      const created = await client.post('/api/plain-vms', body({ name: 'no-image' }));
-      expect(created.status).toBe(201);
-      const id = created.body.id as string;
+      const created = await client.call(createPlainVm, { body: body({ name: 'no-image' }) });
+      const id = created.body.id;
       await reach(id, 'error');
-      expect((await client.get(`/api/plain-vms/${id}`)).body.statusReason).toBe(
+      expect((await client.call(getPlainVm, { params: { id } })).body.statusReason).toBe(
         'image_unavailable',
       );
       // Not tried again (it could not pass), and nothing of it is left at the provider.
@@ -295,8 +329,7 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
   });
 
   it('lists the OS images with their default users, each available on a driver that boots all', async () => {
-    const res = await client.get('/api/plain-vms/images');
-    expect(res.status).toBe(200);
+    const res = await client.call(listOsImages);
     expect(res.body).toHaveLength(7);
     expect(res.body).toContainEqual({
       key: 'rocky-10',
@@ -310,15 +343,13 @@ describe.each(databaseKinds)('Plain VMs on %s', (kind) => {
     const bootableImages = t.compute.bootableImages;
     t.compute.bootableImages = () => Promise.reject(new Error('the Incus socket refused'));
     try {
-      const res = await client.get('/api/plain-vms/images');
-      expect(res.status).toBe(200);
-      const images = res.body as { key: string; available: boolean }[];
+      const images = (await client.call(listOsImages)).body;
       expect(images).toHaveLength(7);
       expect(images.filter((image) => image.available)).toEqual([]);
     } finally {
       t.compute.bootableImages = bootableImages;
     }
-    expect((await client.get('/api/plain-vms/images')).body).toContainEqual(
+    expect((await client.call(listOsImages)).body).toContainEqual(
       expect.objectContaining({ key: 'debian-12', available: true }),
     );
   });

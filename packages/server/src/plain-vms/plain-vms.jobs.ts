@@ -1,9 +1,9 @@
 import { defaultUserOf } from '@svc/contract';
+import { buildUserData } from '../adapters/compute/cloud-init.js';
 import type { PlainVmRow } from '../db/schema.js';
 import { type LifecycleJobsDeps, lifecycleJobs } from '../lifecycle/lifecycle-jobs.js';
 import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 import { runEach } from '../util/run-each.js';
-import { buildUserData } from './cloud-init.js';
 import { type FirewallSyncDeps, firewallSync } from './firewall-sync.js';
 import * as repo from './plain-vms.repo.js';
 import { syncSshEndpoints } from './ssh-endpoint-sync.js';

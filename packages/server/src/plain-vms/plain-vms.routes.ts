@@ -29,6 +29,32 @@ export function mountPlainVmsRoutes(router: Router, ctx: AppContext) {
   router.mount(api.deletePlainVm, async ({ params }, c) =>
     plainVms.act(user(c), params.id, 'destroy'),
   );
+  router.mount(api.updatePlainVm, async ({ params, body }, c) =>
+    plainVms.update(user(c), params.id, body),
+  );
+  router.mount(api.resizePlainVm, async ({ params, body }, c) =>
+    logChange(
+      log,
+      PLAIN_VM,
+      { id: params.id, move: 'resize' },
+      () => plainVms.resize(user(c), params.id, body.tier),
+      (vm) => ({ tier: vm.tier }),
+    ),
+  );
+  const { snapshots } = ctx;
+  router.mount(api.plainVmSnapshots.list, async ({ params }, c) =>
+    snapshots.list(PLAIN_VM, user(c), params.id),
+  );
+  router.mount(api.plainVmSnapshots.create, async ({ params, body }, c) =>
+    snapshots.create(PLAIN_VM, user(c), params.id, body),
+  );
+  router.mount(api.plainVmSnapshots.restore, async ({ params }, c) =>
+    snapshots.restore(PLAIN_VM, user(c), params.id, params.snapshotId),
+  );
+  router.mount(api.plainVmSnapshots.remove, async ({ params }, c) => {
+    await snapshots.remove(PLAIN_VM, user(c), params.id, params.snapshotId);
+    return undefined;
+  });
   router.mount(api.setPlainVmBilling, async ({ params, body }, c) =>
     logChange(
       log,

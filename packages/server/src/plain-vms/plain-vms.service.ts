@@ -1,5 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import {
+  type BackupsSettings,
   type BillingType,
   DEFAULT_FIREWALL_RULES,
   type FirewallRule,
@@ -13,22 +14,24 @@ import {
 import type { z } from 'zod';
 import type { Membership } from '../accounts/membership.js';
 import type { Clock } from '../adapters/clock.js';
+import { hashPasswordForShadow } from '../adapters/compute/cloud-init.js';
 import { type ComputeDriver, machineLimitsOf } from '../adapters/compute/compute-driver.js';
 import { slotForNew } from '../billing/slots.js';
 import type { Database, Executor } from '../db/database.js';
 import type { PlainVmRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { changeBackups } from '../lifecycle/backups.js';
 import {
   applyMove,
   beginProvisioning,
   changeBilling,
+  resizeMachine,
   transferMachine,
 } from '../lifecycle/machine-actions.js';
 import { PLAIN_VM } from '../lifecycle/machine-kinds.js';
 import type { Logger } from '../logger.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
-import { hashPasswordForShadow } from './cloud-init.js';
 import { canonicalRules } from './firewall.js';
 import { firewallSync, HAS_SERVER } from './firewall-sync.js';
 import { TRANSFER_NOTE, toApiPlainVm } from './plain-vm-view.js';
@@ -141,6 +144,25 @@ export function createPlainVmsService(deps: PlainVmsDeps) {
         const vm = await requirePlainVm(tx, userId, id);
         const context = { jobs, machine: PLAIN_VM, at: clock.now(), userId };
         return toPlainVm(await applyMove(tx, context, vm, action));
+      });
+    },
+
+    /** Changes the VM's settings (`backups`), in any state; audited. */
+    async update(userId: string, id: string, input: { backups?: BackupsSettings | undefined }) {
+      return database.transaction(async (tx) => {
+        const vm = await requirePlainVm(tx, userId, id);
+        if (!input.backups) return toPlainVm(vm);
+        const context = { machine: PLAIN_VM, at: clock.now(), userId };
+        return toPlainVm(await changeBackups(tx, context, vm, input.backups));
+      });
+    },
+
+    /** A stopped VM's new tier, in place (`resizeMachine`). */
+    async resize(userId: string, id: string, tier: Size): Promise<PlainVm> {
+      return database.transaction(async (tx) => {
+        const vm = await requirePlainVm(tx, userId, id);
+        const context = { compute: deps.compute, machine: PLAIN_VM, at: clock.now(), userId };
+        return toPlainVm(await resizeMachine(tx, context, vm, tier));
       });
     },
 

@@ -1,4 +1,4 @@
-import type { PlainVm } from '@svc/contract';
+import { getPlainVm } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningPlainVm } from '../../test/plain-vm.js';
 import type { TestClient } from '../../test/test-client.js';
@@ -29,7 +29,7 @@ describe.each(databaseKinds)('the Plain VM reconciler’s ssh field on %s', (kin
   const set = (id: string, values: Record<string, unknown>) =>
     t.ctx.database.db.updateTable('plainVms').set(values).where('id', '=', id).execute();
   const sshField = async (id: string) =>
-    ((await client.get(`/api/plain-vms/${id}`)).body as PlainVm).ssh;
+    (await client.call(getPlainVm, { params: { id } })).body.ssh;
   const reconcile = () =>
     reconcilePlainVms({
       database: t.ctx.database,

@@ -1,9 +1,16 @@
 import type { Region, Size } from '@svc/contract';
-import { activateSubscription, deactivateSubscription, deleteMe } from '@svc/contract';
+import {
+  activateSubscription,
+  deactivateSubscription,
+  deleteMe,
+  stripeWebhook,
+} from '@svc/contract';
 import { sql } from 'kysely';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricValue } from '../../../../test/metric-value.js';
 import { StripeStandIn } from '../../../../test/stripe-stand-in.js';
+import { errorOf } from '../../../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../../../test/test-context.js';
 import { databaseKinds } from '../../../../test/test-db.js';
 import { waitFor } from '../../../../test/wait.js';
@@ -16,7 +23,9 @@ import { removeSlot, takeSlot } from '../../slots.js';
 const SECRET_KEY = 'sk_test_never_in_a_log_4f1d';
 const WEBHOOK_SECRET = 'whsec_never_in_a_log_9c2e';
 const DAY = 86_400_000;
-const WEBHOOK = '/api/billing/stripe/webhook';
+// Sent by path: its body is Stripe's signed bytes and its signature header Stripe's, which the
+// descriptor does not name (and a forged or tampered delivery is what some tests send).
+const WEBHOOK = stripeWebhook.path;
 
 describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   const standIn = new StripeStandIn(WEBHOOK_SECRET);
@@ -41,6 +50,8 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
   });
 
   const db = () => t.ctx.database.db;
+  const webhookEvents = (labels: Record<string, string>) =>
+    metricValue(t.ctx.metrics.registry, 'svc_webhook_events_total', labels);
   const status = async (accountId: string) =>
     (
       await db()
@@ -293,6 +304,18 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     expect((await deliver(failed as Stripe.Event)).status).toBe(200);
     expect(await status(accountId)).toBe('past_due');
     expect((await invoiceRow(number)).status).toBe('open');
+    // The webhook's move enqueued the past-due notice to the account's owners and admins.
+    await waitFor(
+      () =>
+        t.ctx.database.db
+          .selectFrom('noticeEvents')
+          .select('kind')
+          .where('accountId', '=', accountId)
+          .where('kind', '=', 'subscription_past_due')
+          .executeTakeFirst(),
+      15_000,
+      'the past-due notice',
+    );
 
     // Collecting again (a retry after a lost answer) finds the Stripe invoice: no second one,
     // no item twice.
@@ -367,6 +390,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       string,
       unknown
     >;
+    const applied = { type: 'subscription', outcome: 'applied' };
+    const ignored = { type: 'ignored', outcome: 'ignored' };
+    const before = { applied: await webhookEvents(applied), ignored: await webhookEvents(ignored) };
     const now = t.clock.now().getTime();
     const newer = standIn.event(
       'customer.subscription.updated',
@@ -391,6 +417,9 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
     expect(await status(accountId)).toBe('inactive');
     // Unknown event types: acknowledged, ignored.
     expect((await deliver(standIn.event('customer.created', { id: 'cus_x' }))).status).toBe(200);
+    // Counted by the service's type of event and what became of it (`/metrics`).
+    expect(await webhookEvents(applied)).toBe(before.applied + 3);
+    expect(await webhookEvents(ignored)).toBe(before.ignored + 1);
   });
 
   it('refuses a webhook with a bad or missing signature (400) and changes nothing', async () => {
@@ -405,11 +434,13 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       items: undefined,
       status: 'canceled',
     });
+    const rejected = { type: 'unknown', outcome: 'rejected' };
+    const rejectedBefore = await webhookEvents(rejected);
     const forged = new StripeStandIn('whsec_someone_else').sign(event).signature;
     for (const signature of [forged, '', 't=1,v1=00']) {
       const res = await deliver(event, signature);
       expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_signature');
+      expect(errorOf(res).error).toBe('invalid_signature');
     }
     const signed = standIn.sign(event);
     const tampered = await t.newClient().request('POST', WEBHOOK, {
@@ -418,6 +449,7 @@ describe.each(databaseKinds)('Stripe payment processor on %s', (kind) => {
       origin: null,
     });
     expect(tampered.status).toBe(400);
+    expect(await webhookEvents(rejected)).toBe(rejectedBefore + 4);
     expect(await status(accountId)).toBe('active');
     expect(
       await db().selectFrom('billingEvents').select('id').where('id', '=', event.id).execute(),
@@ -619,6 +651,6 @@ describe.each(databaseKinds)('No payment processor on %s', (kind) => {
       origin: null,
     });
     expect(webhook.status).toBe(404);
-    expect(webhook.body.error).toBe('not_found');
+    expect(errorOf(webhook).error).toBe('not_found');
   });
 });

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import type { Clock } from '../adapters/clock.js';
+import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
+import { rolloverSnapshotUsage } from '../billing/snapshot-usage.repo.js';
+import type { Database, Executor } from '../db/database.js';
+import { defineJob, handleJob, type JobDefinition, type JobRun } from '../jobs/job.js';
+import type { Logger } from '../logger.js';
+import * as machines from './machine.repo.js';
+import { AGENT, type MachineKind, PLAIN_VM } from './machine-kinds.js';
+import * as repo from './snapshots.repo.js';
+
+const payload = z.object({
+  machineKind: z.enum(['agent', 'plain_vm']),
+  machineId: z.uuid(),
+  snapshotId: z.uuid(),
+});
+export type SnapshotJobPayload = z.infer<typeof payload>;
+
+/**
+ * The driver's part of a snapshot: `ready` with its size, or `failed` once the retries are spent;
+ * either way the machine's `disk_operation` is cleared. Retried: the driver names its copy after
+ * the snapshot's id, so a retry finds what an earlier try made.
+ */
+export const takeSnapshotJob = defineJob({
+  name: 'machine.snapshot',
+  payload,
+  retryLimit: 3,
+  retryDelaySeconds: 10,
+  // A large disk copies for a while.
+  expireInSeconds: 3_600,
+});
+
+/** The driver's part of a restore onto a stopped machine; then `disk_operation` is cleared. */
+export const restoreSnapshotJob = defineJob({
+  name: 'machine.restore-snapshot',
+  payload,
+  retryLimit: 3,
+  retryDelaySeconds: 10,
+  expireInSeconds: 3_600,
+});
+
+export interface SnapshotJobsDeps {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly compute: ComputeDriver;
+  readonly log: Logger;
+  /**
+   * After a restore, in its transaction: the disk came back with what the machine held then (an
+   * Agent's token of that time), so the composition root has the current one pushed again.
+   */
+  readonly restored?: (tx: Executor, job: SnapshotJobPayload) => Promise<void>;
+}
+
+/** What a failed snapshot says to its owners: never the driver's own words (they may hold hosts or ids). */
+const FAILURE_REASON = 'The provider could not copy the disk; try again, or ask the operator';
+
+const kindOf = (kind: SnapshotJobPayload['machineKind']): MachineKind =>
+  kind === 'agent' ? AGENT : PLAIN_VM;
+
+/** The handlers of `machine.snapshot` and `machine.restore-snapshot`. */
+export function snapshotJobs(deps: SnapshotJobsDeps): JobDefinition<unknown>[] {
+  const { database, clock, compute, log } = deps;
+
+  /** A driver failure: thrown to be retried, or on the last attempt `settle`d for good. */
+  async function failed(
+    job: SnapshotJobPayload,
+    error: unknown,
+    run: JobRun,
+    settle: () => Promise<void>,
+  ) {
+    log.warn(
+      { ...job, err: error, isLastAttempt: run.isLastAttempt },
+      'snapshot driver call failed',
+    );
+    if (!run.isLastAttempt) throw error;
+    await settle();
+  }
+
+  return [
+    handleJob(takeSnapshotJob, async (job, run) => {
+      const { table } = kindOf(job.machineKind);
+      const snapshot = await repo.findSnapshot(database.db, job.snapshotId);
+      const end = () => machines.endDiskOperation(database.db, table, job.machineId, 'snapshot');
+      if (snapshot?.status !== 'creating' || !compute.snapshots) {
+        if (snapshot?.status === 'creating') {
+          await repo.markFailed(database.db, snapshot.id, FAILURE_REASON);
+        }
+        await end();
+        return;
+      }
+      let taken: Awaited<ReturnType<typeof compute.snapshots.create>>;
+      try {
+        taken = await compute.snapshots.create(job.machineId, job.snapshotId);
+      } catch (error) {
+        return failed(job, error, run, () =>
+          database.transaction(async (tx) => {
+            await repo.markFailed(tx, job.snapshotId, FAILURE_REASON);
+            await machines.endDiskOperation(tx, table, job.machineId, 'snapshot');
+          }),
+        );
+      }
+      const at = clock.now();
+      await database.transaction(async (tx) => {
+        await repo.markReady(tx, job.snapshotId, { ...taken, at });
+        // Its storage is billed from this second (docs/billing.md).
+        await rolloverSnapshotUsage(tx, job.snapshotId, at);
+        await machines.endDiskOperation(tx, table, job.machineId, 'snapshot');
+      });
+      log.info({ ...job, sizeBytes: taken.sizeBytes }, 'snapshot taken');
+    }),
+
+    handleJob(restoreSnapshotJob, async (job, run) => {
+      const { table } = kindOf(job.machineKind);
+      const machine = await machines.findMachine(database.db, table, job.machineId);
+      if (machine?.diskOperation !== 'restore') return;
+      const end = () => machines.endDiskOperation(database.db, table, job.machineId, 'restore');
+      const snapshot = await repo.findSnapshot(database.db, job.snapshotId);
+      if (!snapshot?.providerRef || snapshot.deletedAt || !compute.snapshots) {
+        await end();
+        return;
+      }
+      try {
+        await compute.snapshots.restore(job.machineId, snapshot.providerRef);
+      } catch (error) {
+        return failed(job, error, run, async () => {
+          await end();
+        });
+      }
+      await database.transaction(async (tx) => {
+        await machines.endDiskOperation(tx, table, job.machineId, 'restore');
+        await deps.restored?.(tx, job);
+      });
+      log.info(job, 'snapshot restored');
+    }),
+  ];
+}
