@@ -15,6 +15,10 @@ function page<K extends string>(load: () => Promise<Record<K, ComponentType>>, n
 const AdoptPage = page(() => import('./pages/AdoptPage/AdoptPage.js'), 'AdoptPage');
 const AgentLinkPage = page(() => import('./pages/AgentLinkPage/AgentLinkPage.js'), 'AgentLinkPage');
 const AgentPage = page(() => import('./pages/AgentPage/AgentPage.js'), 'AgentPage');
+const AgentPortOpenPage = page(
+  () => import('./pages/AgentPortOpenPage/AgentPortOpenPage.js'),
+  'AgentPortOpenPage',
+);
 const AgentsPage = page(() => import('./pages/AgentsPage/AgentsPage.js'), 'AgentsPage');
 const AppsPage = page(() => import('./pages/AppsPage/AppsPage.js'), 'AppsPage');
 const AuditPage = page(() => import('./pages/AuditPage/AuditPage.js'), 'AuditPage');
@@ -90,6 +94,7 @@ export function App() {
             <Route path="new-organization" element={<CreateOrganizationPage />} />
             <Route path="settings" element={<SettingsPage />} />
             <Route path="agents/:id" element={<AgentLinkPage />} />
+            <Route path="agents/:id/ports/:port/open" element={<AgentPortOpenPage />} />
             {/* The public bundle pages link here; the account is picked on the page. */}
             <Route path="adopt/:accountSlug/:name" element={<AdoptPage />} />
             <Route path="accounts/:slug" element={<AccountLayout />}>

@@ -1,7 +1,7 @@
 import { createOrg, getAgent, listAgents, searchBundles, signOut, signUp } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { ApiError, callEndpoint, issuesAt } from './client.js';
-import { POLL_MS, pollWhileTransient } from './queries/transient.js';
+import { DISK_POLL_MS, POLL_MS, pollWhileTransient } from './queries/transient.js';
 
 const ID = '0b6c2a0e-8a3f-4d55-9b1e-0d7f3a1c2b4e';
 const NOW = '2026-11-22T08:00:00.000Z';
@@ -26,6 +26,7 @@ const agent = {
   region: 'eu',
   billingType: 'metered',
   status: 'running',
+  diskOperation: null,
   provider: 'local',
   accountId: ID,
   cohort: 'current',
@@ -35,6 +36,9 @@ const agent = {
   statusReason: null,
   adoptedFrom: null,
   credentialsToSet: [],
+  idleStopMinutes: 60,
+  backups: { enabled: false, keep: 7, hourUtc: 3 },
+  stoppedReason: null,
   createdAt: NOW,
   updatedAt: NOW,
 };
@@ -185,5 +189,14 @@ describe('pollWhileTransient', () => {
     expect(pollWhileTransient([{ status: 'running' }, { status: 'starting' }])).toBe(250);
     expect(pollWhileTransient({ status: 'provisioning' })).toBe(POLL_MS);
     expect(pollWhileTransient({ status: 'error' })).toBe(false);
+  });
+
+  it('polls while a snapshot or a restore runs on a settled machine, and stops when it ends', () => {
+    expect(pollWhileTransient({ status: 'running', diskOperation: 'snapshot' })).toBe(DISK_POLL_MS);
+    expect(pollWhileTransient([{ status: 'stopped', diskOperation: 'restore' }])).toBe(
+      DISK_POLL_MS,
+    );
+    expect(pollWhileTransient({ status: 'stopping', diskOperation: 'snapshot' })).toBe(POLL_MS);
+    expect(pollWhileTransient({ status: 'stopped', diskOperation: null })).toBe(false);
   });
 });

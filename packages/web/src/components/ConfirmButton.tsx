@@ -8,6 +8,9 @@ export function ConfirmButton(props: {
   confirmLabel: string;
   question: string;
   pending?: boolean;
+  /** Not possible now; `describedBy` names the element that says why. */
+  disabled?: boolean;
+  describedBy?: string;
   onConfirm: () => void;
 }) {
   const [asking, setAsking] = useState(false);
@@ -21,6 +24,8 @@ export function ConfirmButton(props: {
         type="button"
         className="danger"
         aria-label={props.accessibleLabel}
+        disabled={props.disabled}
+        aria-describedby={props.disabled ? props.describedBy : undefined}
         onClick={() => setAsking(true)}
       >
         {props.label}
@@ -33,7 +38,7 @@ export function ConfirmButton(props: {
         ref={confirm}
         type="button"
         className="danger"
-        disabled={props.pending}
+        disabled={props.pending || props.disabled}
         onClick={() => {
           props.onConfirm();
           setAsking(false);

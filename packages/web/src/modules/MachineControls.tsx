@@ -2,6 +2,7 @@ import {
   type AccountMembership,
   type BillingType,
   canApply,
+  type DiskOperation,
   type MachineMoveAction,
   type MachineState,
   type Product,
@@ -11,6 +12,7 @@ import {
 import { useId } from 'react';
 import { Link } from 'react-router';
 import { accountPath } from './account-context.js';
+import { whyWaitForDisk } from './disk-operation.js';
 import { usePrices } from './prices.js';
 import { type MachineKind, whyNot, whyNotAll } from './unavailable.js';
 
@@ -24,22 +26,38 @@ const LIFECYCLE: readonly { action: LifecycleAction; label: string }[] = [
 
 /**
  * Start, stop and restart of an Agent or a Plain VM (and an Agent's Open, first), each enabled
- * only in the state it needs; beside them, why those that are disabled are.
+ * only in the state it needs and none while a snapshot or restore runs; beside them, why those
+ * that are disabled are.
  */
 export function LifecycleButtons(props: {
   status: MachineState;
   kind: MachineKind;
   pending: boolean;
+  /** A snapshot or restore under way: the service refuses every move until it ends. */
+  diskOperation?: DiskOperation;
   onAction: (action: LifecycleAction) => void;
-  /** An Agent's Open: a gateway ticket into its editor, in a new tab. */
+  /**
+   * An Agent's Open: a gateway ticket into its editor, in a new tab. A stopped Agent is started
+   * first (the same start as Start's), so the button says so.
+   */
   open?: { pending: boolean; onOpen: () => void };
 }) {
   const reasonId = useId();
-  const reason = whyNotAll(
-    [...(props.open ? [{ action: 'open' as const, label: 'Open' }] : []), ...LIFECYCLE],
-    props.status,
-    props.kind,
-  );
+  const startsFirst = props.status === 'stopped';
+  const diskBusy = Boolean(props.diskOperation);
+  // Open alone is no move, but a stopped Agent's Open starts it first.
+  const canOpen = canApply('open', props.status) || (startsFirst && !diskBusy);
+  const can = (action: LifecycleAction) => canApply(action, props.status) && !diskBusy;
+  const reason =
+    whyWaitForDisk(props.diskOperation, 'Start, Stop and Restart are possible') ??
+    whyNotAll(
+      [
+        ...(props.open && !startsFirst ? [{ action: 'open' as const, label: 'Open' }] : []),
+        ...LIFECYCLE,
+      ],
+      props.status,
+      props.kind,
+    );
   const describedBy = (possible: boolean) => (!possible && reason ? reasonId : undefined);
   return (
     <>
@@ -48,19 +66,19 @@ export function LifecycleButtons(props: {
           <button
             type="button"
             className="primary"
-            disabled={!canApply('open', props.status)}
-            aria-describedby={describedBy(canApply('open', props.status))}
+            disabled={!canOpen || props.open.pending}
+            aria-describedby={describedBy(canOpen)}
             onClick={props.open.onOpen}
           >
-            {props.open.pending ? 'Opening…' : 'Open'}
+            {props.open.pending ? 'Opening…' : startsFirst ? 'Start and open' : 'Open'}
           </button>
         )}
         {LIFECYCLE.map(({ action, label }) => (
           <button
             key={action}
             type="button"
-            disabled={!canApply(action, props.status) || props.pending}
-            aria-describedby={describedBy(canApply(action, props.status))}
+            disabled={!can(action) || props.pending}
+            aria-describedby={describedBy(can(action))}
             onClick={() => props.onAction(action)}
           >
             {label}

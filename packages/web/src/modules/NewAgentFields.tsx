@@ -8,6 +8,7 @@ import {
 import { issuesAt } from '../api/client.js';
 import { Field } from '../components/Field.js';
 import { BillingTypePicker } from './BillingTypePicker.js';
+import { IdleStopField, idleStopMinutesOf } from './IdleStopField.js';
 import { RegionField, SizeField } from './RegionSizeFields.js';
 
 /** What every new Agent is given, however it starts (empty, or adopted from a bundle). */
@@ -16,6 +17,8 @@ export interface NewAgent {
   readonly region: Region;
   readonly size: Size;
   readonly billingType: BillingType;
+  /** As typed; empty: the service's default (`AGENT_IDLE_STOP_MINUTES`). */
+  readonly idleStopMinutes: string;
 }
 
 export const NEW_AGENT: NewAgent = {
@@ -23,9 +26,17 @@ export const NEW_AGENT: NewAgent = {
   region: 'eu',
   size: 'small',
   billingType: 'metered',
+  idleStopMinutes: '',
 };
 
-/** The new Agent's name (with the subdomain it makes), region, size and billing. */
+/** The create call's fields for `value`: an empty idle stop is left out (the default). */
+export function newAgentBody(value: NewAgent) {
+  const { idleStopMinutes, ...fields } = value;
+  const minutes = idleStopMinutesOf(idleStopMinutes);
+  return { ...fields, ...(minutes !== undefined && { idleStopMinutes: minutes }) };
+}
+
+/** The new Agent's name (with the subdomain it makes), region, size, billing and idle stop. */
 export function NewAgentFields(props: {
   value: NewAgent;
   onChange: (value: NewAgent) => void;
@@ -78,6 +89,12 @@ export function NewAgentFields(props: {
         region={value.region}
         value={value.billingType}
         onChange={set('billingType')}
+      />
+      <IdleStopField
+        value={value.idleStopMinutes}
+        onChange={set('idleStopMinutes')}
+        errors={issuesAt(error, 'idleStopMinutes')}
+        placeholder="the service's default"
       />
     </>
   );

@@ -26,6 +26,7 @@ const book: PriceBook = {
     cell({ region: 'us', hourly: 3, monthlyCap: null }),
     cell({ product: 'plain_vm', monthly: 600, hourly: 1, legacyPausedHourly: null }),
   ],
+  snapshotGbMonth: 1,
 };
 
 describe('formatMoney', () => {

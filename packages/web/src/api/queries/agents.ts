@@ -6,11 +6,13 @@ import {
   getAgent,
   listAgents,
   openAgentGateway,
+  resizeAgent,
   restartAgent,
   setAgentBilling,
   startAgent,
   stopAgent,
   transferAgent,
+  updateAgent,
 } from '@svc/contract';
 import type { Query, QueryClient } from '@tanstack/react-query';
 import { type CallInput, callEndpoint } from '../client.js';
@@ -67,10 +69,23 @@ export const transferAgentMutation = (qc: QueryClient, id: string) => ({
   onSuccess: () => refresh(qc),
 });
 
+/** A stopped machine's new size; its slot and the prices shown follow. */
+export const agentResizeMutation = (qc: QueryClient, id: string) => ({
+  mutationFn: (size: Agent['size']) =>
+    callEndpoint(resizeAgent, { params: { id }, body: { size } }),
+  onSuccess: () => Promise.all([refresh(qc), qc.invalidateQueries({ queryKey: ['slots'] })]),
+});
+
 export const agentBillingMutation = (qc: QueryClient, id: string) => ({
   mutationFn: (billingType: Agent['billingType']) =>
     callEndpoint(setAgentBilling, { params: { id }, body: { billingType } }),
   onSuccess: () => Promise.all([refresh(qc), qc.invalidateQueries({ queryKey: ['slots'] })]),
+});
+
+export const updateAgentMutation = (qc: QueryClient, id: string) => ({
+  mutationFn: (body: CallInput<typeof updateAgent>['body']) =>
+    callEndpoint(updateAgent, { params: { id }, body }),
+  onSuccess: () => refresh(qc),
 });
 
 export const openAgentMutation = (id: string) => ({

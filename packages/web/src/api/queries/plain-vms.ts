@@ -7,11 +7,13 @@ import {
   listPlainVms,
   type PlainVm,
   putPlainVmFirewall,
+  resizePlainVm,
   restartPlainVm,
   setPlainVmBilling,
   startPlainVm,
   stopPlainVm,
   transferPlainVm,
+  updatePlainVm,
 } from '@svc/contract';
 import type { Query, QueryClient } from '@tanstack/react-query';
 import { type CallInput, callEndpoint } from '../client.js';
@@ -82,6 +84,13 @@ export const transferPlainVmMutation = (qc: QueryClient, id: string) => ({
   onSuccess: () => refresh(qc),
 });
 
+/** A stopped machine's new size; its slot and the prices shown follow. */
+export const plainVmResizeMutation = (qc: QueryClient, id: string) => ({
+  mutationFn: (tier: PlainVm['tier']) =>
+    callEndpoint(resizePlainVm, { params: { id }, body: { tier } }),
+  onSuccess: () => Promise.all([refresh(qc), qc.invalidateQueries({ queryKey: ['slots'] })]),
+});
+
 export const plainVmBillingMutation = (qc: QueryClient, id: string) => ({
   mutationFn: (billingType: PlainVm['billingType']) =>
     callEndpoint(setPlainVmBilling, { params: { id }, body: { billingType } }),
@@ -92,4 +101,11 @@ export const firewallMutation = (qc: QueryClient, id: string) => ({
   mutationFn: (body: CallInput<typeof putPlainVmFirewall>['body']) =>
     callEndpoint(putPlainVmFirewall, { params: { id }, body }),
   onSuccess: (data: { rules: unknown[] }) => qc.setQueryData(firewallKey(id), data),
+});
+
+/** The Plain VM's settings (daily backups), in any state. */
+export const updatePlainVmMutation = (qc: QueryClient, id: string) => ({
+  mutationFn: (body: CallInput<typeof updatePlainVm>['body']) =>
+    callEndpoint(updatePlainVm, { params: { id }, body }),
+  onSuccess: () => refresh(qc),
 });

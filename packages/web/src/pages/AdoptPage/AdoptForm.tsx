@@ -9,7 +9,7 @@ import { Field } from '../../components/Field.js';
 import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountLabel, accountPath } from '../../modules/account-context.js';
 import { formatDate } from '../../modules/format.js';
-import { NEW_AGENT, NewAgentFields } from '../../modules/NewAgentFields.js';
+import { NEW_AGENT, NewAgentFields, newAgentBody } from '../../modules/NewAgentFields.js';
 import { useUnverifiedReason } from '../../modules/use-unverified.js';
 import { CredentialFields } from './CredentialFields.js';
 
@@ -41,7 +41,7 @@ export function AdoptForm(props: {
   const submit = () =>
     create.mutate(
       {
-        ...fields,
+        ...newAgentBody(fields),
         accountId: account.id,
         source: {
           bundle: `${bundle.accountSlug}/${bundle.name}`,

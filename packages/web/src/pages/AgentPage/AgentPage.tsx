@@ -1,27 +1,35 @@
 import { type Agent, type Cohort, canApply, type MachineAction } from '@svc/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError } from '../../api/client.js';
 import {
   agentActionMutation,
   agentBillingMutation,
   agentQuery,
+  agentResizeMutation,
   openAgentMutation,
   transferAgentMutation,
+  updateAgentMutation,
 } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { BackupsForm } from '../../modules/BackupsForm.js';
 import { DestroySection } from '../../modules/DestroySection.js';
+import { whyWaitForDisk } from '../../modules/disk-operation.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { MachineSize } from '../../modules/MachineSize.js';
+import { ResizeControl } from '../../modules/ResizeControl.js';
+import { SnapshotsSection } from '../../modules/SnapshotsSection.js';
 import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { whyNot } from '../../modules/unavailable.js';
 import { useTitle } from '../../modules/use-title.js';
 import { AdoptedFromFact, CredentialsToSet } from './Adoption.js';
+import { AgentPorts } from './AgentPorts.js';
 import { CloneAgentForm } from './CloneAgentForm.js';
+import { IdleStopForm, StoppedReasonNote } from './IdleStopForm.js';
 
 /** What a cohort means to the Agent's owner, said where the cohort is shown. */
 const COHORT_MEANING: Record<Cohort, string> = {
@@ -55,6 +63,8 @@ function AgentDetail({ agent }: { agent: Agent }) {
   const navigate = useNavigate();
   const action = useMutation(agentActionMutation(qc, agent.id));
   const billing = useMutation(agentBillingMutation(qc, agent.id));
+  const resize = useMutation(agentResizeMutation(qc, agent.id));
+  const settings = useMutation(updateAgentMutation(qc, agent.id));
   const open = useMutation(openAgentMutation(agent.id));
   const transfer = useMutation({
     ...transferAgentMutation(qc, agent.id),
@@ -65,13 +75,29 @@ function AgentDetail({ agent }: { agent: Agent }) {
     },
   });
   const can = (action: MachineAction) => canApply(action, agent.status);
+  // A snapshot or restore under way: the service refuses moves, resizes and destroy until it ends.
+  const disk = agent.diskOperation;
 
   // `?open=1` (the Agent's own URL sends a browser without access here): open it in this tab at
-  // once. Asked once, then dropped from the URL, so a reload or Back does not open it again.
+  // once, a stopped Agent started first. Asked once, then dropped from the URL, so a reload or
+  // Back does not open it again.
   const [searchParams, setSearchParams] = useSearchParams();
   const openAsked = useRef(false);
   const [openRefusedIn, setOpenRefusedIn] = useState<string>();
   const wantsOpen = searchParams.get('open') === '1';
+  // A stopped Agent is started, and its own URL waits for it ("Starting…", then the editor).
+  const wake = useMutation(agentActionMutation(qc, agent.id));
+  const { mutate: start } = wake;
+  const { mutate: ticket } = open;
+  const go = useCallback(
+    (to: (url: string) => void, onError?: () => void) => {
+      if (agent.status === 'stopped') {
+        return start('start', { onSuccess: () => to(agent.url), onError });
+      }
+      ticket(undefined, { onSuccess: ({ url }) => to(url), onError });
+    },
+    [agent.status, agent.url, start, ticket],
+  );
   useEffect(() => {
     if (!wantsOpen || openAsked.current) return;
     openAsked.current = true;
@@ -82,25 +108,26 @@ function AgentDetail({ agent }: { agent: Agent }) {
       },
       { replace: true },
     );
-    if (!canApply('open', agent.status)) {
+    if (!canApply('open', agent.status) && agent.status !== 'stopped') {
       setOpenRefusedIn(agent.status);
       return;
     }
-    open.mutate(undefined, { onSuccess: ({ url }) => window.location.replace(url) });
-  }, [wantsOpen, agent.status, open, setSearchParams]);
+    go((url) => window.location.replace(url));
+  }, [wantsOpen, agent.status, go, setSearchParams]);
 
   const openAgent = () => {
     // Opened now, inside the click, so no popup blocker stops it; pointed at the ticket after.
     const tab = window.open('about:blank', '_blank');
-    open.mutate(undefined, {
-      onSuccess: ({ url }) => {
-        if (!tab) return window.location.assign(url);
-        // The Agent's pages get no handle on the dashboard.
-        tab.opener = null;
-        tab.location.href = url;
+    // The Agent's pages get no handle on the dashboard.
+    if (tab) tab.opener = null;
+    go(
+      (url) => {
+        if (tab) tab.location.href = url;
+        else window.location.assign(url);
       },
-      onError: () => tab?.close(),
-    });
+      // A refusal is said on this page; the empty tab goes.
+      () => tab?.close(),
+    );
   };
 
   return (
@@ -110,6 +137,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <StatusBadge status={agent.status} reason={agent.statusReason} />
       </div>
       <StatusReason status={agent.status} reason={agent.statusReason} />
+      <StoppedReasonNote agent={agent} />
       <dl className="facts">
         <dt>Address</dt>
         <dd>
@@ -143,11 +171,34 @@ function AgentDetail({ agent }: { agent: Agent }) {
         status={agent.status}
         kind="Agent"
         pending={action.isPending}
+        diskOperation={disk}
         onAction={(name) => action.mutate(name)}
-        open={{ pending: open.isPending, onOpen: openAgent }}
+        open={{ pending: open.isPending || wake.isPending, onOpen: openAgent }}
       />
       {openRefusedIn && <p role="status">The Agent is {openRefusedIn}: start it, then open it.</p>}
-      <ErrorMessage error={action.error ?? open.error} />
+      <ErrorMessage error={action.error ?? open.error ?? wake.error} />
+      <ResizeControl
+        kind="Agent"
+        status={agent.status}
+        product="agent"
+        size={agent.size}
+        region={agent.region}
+        pending={resize.isPending || disk !== null}
+        onResize={(size) => resize.mutate(size)}
+      />
+      <ErrorMessage error={resize.error} />
+
+      <h2>Snapshots</h2>
+      <SnapshotsSection owner="agent" kind="Agent" machine={agent} />
+      <h3>Daily backups</h3>
+      <BackupsForm
+        kind="Agent"
+        backups={agent.backups}
+        pending={settings.isPending}
+        saved={settings.isSuccess}
+        error={settings.error}
+        onSave={(backups) => settings.mutate({ backups })}
+      />
 
       <h2>Billing</h2>
       <BillingSwitch
@@ -165,18 +216,30 @@ function AgentDetail({ agent }: { agent: Agent }) {
       {billing.data?.addedNewSlot && <p role="status">A new slot was added to the subscription.</p>}
       <ErrorMessage error={billing.error} />
 
+      <h2>Idle stop</h2>
+      <IdleStopForm agent={agent} />
+
+      <h2>Ports</h2>
+      <AgentPorts agent={agent} />
+
       <h2>Clone</h2>
-      {can('clone') && agent.cohort === 'current' ? (
+      {can('clone') && agent.cohort === 'current' && disk === null ? (
         <CloneAgentForm agent={agent} />
       ) : (
-        <p className="hint">Running or stopped current-cohort Agents can be cloned.</p>
+        <p className="hint">
+          {whyWaitForDisk(disk, 'Clone is possible') ??
+            'Running or stopped current-cohort Agents can be cloned.'}
+        </p>
       )}
 
       <h2>Transfer</h2>
       <TransferForm
         accounts={accounts}
         current={account}
-        unavailable={whyNot('transfer', 'Transfer', agent.status, 'Agent')}
+        unavailable={
+          whyWaitForDisk(disk, 'Transfer is possible') ??
+          whyNot('transfer', 'Transfer', agent.status, 'Agent')
+        }
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />
@@ -185,9 +248,12 @@ function AgentDetail({ agent }: { agent: Agent }) {
       <DestroySection
         name={agent.name}
         noun="Agent"
-        canDestroy={can('destroy')}
+        canDestroy={can('destroy') && disk === null}
         pending={action.isPending}
-        hint="Running, stopped or failed Agents can be destroyed."
+        hint={
+          whyWaitForDisk(disk, 'Destroy is possible') ??
+          'Running, stopped or failed Agents can be destroyed.'
+        }
         onConfirm={() =>
           action.mutate('destroy', {
             // The list shows it while it is torn down; the detail would soon answer 404.

@@ -106,11 +106,14 @@ function counted(line: InvoiceLine): string {
   if (line.kind === 'slot')
     return `${hours} slot-hours (${line.quantity === 1 ? 'one slot' : `${line.quantity} slots`} held)`;
   if (line.kind === 'metered') return `${hours} hours${line.rate === 'paused' ? ' stopped' : ''}`;
+  if (line.kind === 'snapshot')
+    return `${hours} snapshot-hours (${line.quantity === 1 ? 'one snapshot' : `${line.quantity} snapshots`} held)`;
   return '';
 }
 
 function unitPrice(line: InvoiceLine, money: (amount: number) => string): string {
   if (line.kind === 'slot') return `${money(line.unitAmount)}/month a slot`;
   if (line.kind === 'metered') return `${money(line.unitAmount)}/hour`;
+  if (line.kind === 'snapshot') return `${money(line.unitAmount)}/GB-month`;
   return 'monthly cap';
 }

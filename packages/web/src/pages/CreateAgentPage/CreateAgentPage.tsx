@@ -5,7 +5,7 @@ import { createAgentMutation } from '../../api/queries/agents.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { SubmitButton } from '../../components/SubmitButton.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
-import { NEW_AGENT, NewAgentFields } from '../../modules/NewAgentFields.js';
+import { NEW_AGENT, NewAgentFields, newAgentBody } from '../../modules/NewAgentFields.js';
 import { useTitle } from '../../modules/use-title.js';
 import { useUnverifiedReason } from '../../modules/use-unverified.js';
 
@@ -26,7 +26,7 @@ export function CreateAgentPage() {
         onSubmit={(event) => {
           event.preventDefault();
           create.mutate(
-            { ...fields, accountId: account.id },
+            { ...newAgentBody(fields), accountId: account.id },
             { onSuccess: (agent) => navigate(accountPath(account.slug, 'agents', agent.id)) },
           );
         }}

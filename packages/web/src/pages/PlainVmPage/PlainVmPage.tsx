@@ -6,16 +6,22 @@ import {
   plainVmActionMutation,
   plainVmBillingMutation,
   plainVmQuery,
+  plainVmResizeMutation,
   transferPlainVmMutation,
+  updatePlainVmMutation,
 } from '../../api/queries/plain-vms.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QueryView } from '../../components/QueryView.js';
 import { accountPath, useCurrentAccount } from '../../modules/account-context.js';
+import { BackupsForm } from '../../modules/BackupsForm.js';
 import { DestroySection } from '../../modules/DestroySection.js';
+import { whyWaitForDisk } from '../../modules/disk-operation.js';
 import { InitialPassword, useInitialPassword } from '../../modules/InitialPassword.js';
 import { BillingSwitch, LifecycleButtons } from '../../modules/MachineControls.js';
 import { MachineSize } from '../../modules/MachineSize.js';
+import { ResizeControl } from '../../modules/ResizeControl.js';
+import { SnapshotsSection } from '../../modules/SnapshotsSection.js';
 import { StatusBadge, StatusReason } from '../../modules/StatusBadge.js';
 import { TransferForm } from '../../modules/TransferForm.js';
 import { whyNot } from '../../modules/unavailable.js';
@@ -54,6 +60,8 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
   const transferNote = (useLocation().state as { transferNote?: string } | null)?.transferNote;
   const action = useMutation(plainVmActionMutation(qc, vm.id));
   const billing = useMutation(plainVmBillingMutation(qc, vm.id));
+  const resize = useMutation(plainVmResizeMutation(qc, vm.id));
+  const settings = useMutation(updatePlainVmMutation(qc, vm.id));
   const transfer = useMutation({
     ...transferPlainVmMutation(qc, vm.id),
     onSuccess: async (moved) => {
@@ -66,6 +74,8 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
     },
   });
   const can = (action: MachineAction) => canApply(action, vm.status);
+  // A snapshot or restore under way: the service refuses moves, resizes and destroy until it ends.
+  const disk = vm.diskOperation;
   const ssh = sshCommand(vm);
   const initialPassword = useInitialPassword(vm.id);
 
@@ -114,9 +124,32 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         status={vm.status}
         kind="Plain VM"
         pending={action.isPending}
+        diskOperation={disk}
         onAction={(name) => action.mutate(name)}
       />
       <ErrorMessage error={action.error} />
+      <ResizeControl
+        kind="Plain VM"
+        status={vm.status}
+        product="plain_vm"
+        size={vm.tier}
+        region={vm.region}
+        pending={resize.isPending || disk !== null}
+        onResize={(tier) => resize.mutate(tier)}
+      />
+      <ErrorMessage error={resize.error} />
+
+      <h2>Snapshots</h2>
+      <SnapshotsSection owner="plainVm" kind="Plain VM" machine={vm} />
+      <h3>Daily backups</h3>
+      <BackupsForm
+        kind="Plain VM"
+        backups={vm.backups}
+        pending={settings.isPending}
+        saved={settings.isSuccess}
+        error={settings.error}
+        onSave={(backups) => settings.mutate({ backups })}
+      />
 
       <FirewallSection vmId={vm.id} status={vm.status} />
 
@@ -138,7 +171,10 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <TransferForm
         accounts={accounts}
         current={account}
-        unavailable={whyNot('transfer', 'Transfer', vm.status, 'Plain VM')}
+        unavailable={
+          whyWaitForDisk(disk, 'Transfer is possible') ??
+          whyNot('transfer', 'Transfer', vm.status, 'Plain VM')
+        }
         pending={transfer.isPending}
         onTransfer={(target) => transfer.mutate(target)}
       />
@@ -147,9 +183,12 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
       <DestroySection
         name={vm.name}
         noun="Plain VM"
-        canDestroy={can('destroy')}
+        canDestroy={can('destroy') && disk === null}
         pending={action.isPending}
-        hint="Running, stopped or failed VMs can be destroyed."
+        hint={
+          whyWaitForDisk(disk, 'Destroy is possible') ??
+          'Running, stopped or failed VMs can be destroyed.'
+        }
         onConfirm={() =>
           action.mutate('destroy', {
             // The list shows it while it is torn down; the detail would soon answer 404.
