@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   cli: () => import('./cli.js'),
   admin: () => import('./admin.js'),
   start: () => import('./start.js'),
+  soak: () => import('./soak.js'),
 };
 
 const [name = '', ...args] = process.argv.slice(2);

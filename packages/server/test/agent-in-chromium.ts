@@ -1,4 +1,4 @@
-import type { Agent } from '@svc/contract';
+import { type Agent, createAgent, getAgent } from '@svc/contract';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { launchChromium } from './browser.js';
@@ -23,17 +23,13 @@ export function agentInChromium(name: string): {
     setup.server = await startEdgeServer({ dashboard: true });
     const { client } = setup.server.t;
     setup.email = (await signUpUser(client)).user.email;
-    const created = await client.post('/api/agents', {
-      name,
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await client.call(createAgent, {
+      body: { name, size: 'small', region: 'eu', billingType: 'metered' },
     });
-    await waitFor(
-      async () => (await client.get(`/api/agents/${created.body.id}`)).body.status === 'running',
-      30_000,
-    );
-    setup.agent = (await client.get(`/api/agents/${created.body.id}`)).body;
+    const detail = async () =>
+      (await client.call(getAgent, { params: { id: created.body.id } })).body;
+    await waitFor(async () => (await detail()).status === 'running', 30_000);
+    setup.agent = await detail();
     setup.browser = await launchChromium();
   }, 90_000);
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import { authorizeApp, createAgent, listAppConnections } from '@svc/contract';
 import { issueAgentToken } from '../src/agents/agent-token.js';
 import { composeService } from '../src/composition-root.js';
 import { loadConfig } from '../src/config/config.js';
@@ -60,31 +61,22 @@ export async function connectApp(
   provider: StandInKind,
   options: { login?: string; scopes?: string; accountId?: string } = {},
 ) {
-  const query = new URLSearchParams({ provider });
-  if (options.scopes) query.set('scopes', options.scopes);
-  if (options.accountId) query.set('accountId', options.accountId);
-  const authorize = await client.get(`/api/apps/authorize?${query}`);
-  if (authorize.status !== 302) {
-    throw new Error(`authorize answered ${authorize.status} ${JSON.stringify(authorize.body)}`);
-  }
+  const { scopes, accountId } = options;
+  const authorize = await client.call(authorizeApp, { query: { provider, scopes, accountId } });
   const location = authorize.headers.get('location') as string;
   const callbackUrl = await consentAtStandIn(location, options.login ?? 'alice');
+  // A raw path: the callback's query is the provider's (code, state), which no descriptor names.
   const callback = await client.get(`${callbackUrl.pathname}${callbackUrl.search}`);
   return { authorizeUrl: new URL(location), callbackUrl, callback };
 }
 
 /** An Agent of the account and its HMAC token's Authorization header. */
 export async function agentOf(t: TestContext, client: TestClient, accountId: string) {
-  const created = await client.post('/api/agents', {
-    name: 'apps',
-    size: 'small',
-    region: 'eu',
-    billingType: 'metered',
-    accountId,
+  const created = await client.call(createAgent, {
+    body: { name: 'apps', size: 'small', region: 'eu', billingType: 'metered', accountId },
   });
-  if (created.status !== 201) throw new Error(`agent create: ${created.status}`);
   const token = issueAgentToken(t.ctx.secrets.hmacKey, created.body.id, 1);
-  return { agentId: created.body.id as string, headers: { authorization: `Bearer ${token}` } };
+  return { agentId: created.body.id, headers: { authorization: `Bearer ${token}` } };
 }
 
 /** The connection's row, as stored. */
@@ -111,8 +103,9 @@ export async function connectedUser(t: TestContext, provider: StandInKind, login
   const user = await newUser(t);
   const { callback } = await connectApp(user.client, provider, { login });
   if (callback.status !== 200) throw new Error(`callback answered ${callback.status}`);
-  const list = await user.client.get('/api/apps');
-  return { ...user, connectionId: list.body[0].id as string };
+  const [connection] = (await user.client.call(listAppConnections)).body;
+  if (!connection) throw new Error('no connection listed after the callback');
+  return { ...user, connectionId: connection.id };
 }
 
 /**

@@ -3,6 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  authorizeApp,
+  ConnectionToken,
+  getConnectionToken,
+  listAppConnections,
+  signUp,
+} from '@svc/contract';
 import pg from 'pg';
 import { freePort } from './service-process.js';
 import { consentAtStandIn } from './stand-in-consent.js';
@@ -80,20 +87,16 @@ export async function refreshAcrossProcesses(
     // One after the other: the first applies the migrations.
     const first = await start();
     const second = await start();
-    const signUp = await first.post('/api/auth/sign-up', {
-      email: 'two@example.com',
-      password: 'two processes pw',
-      name: 'Two',
+    await first.call(signUp, {
+      body: { email: 'two@example.com', password: 'two processes pw', name: 'Two' },
     });
-    if (signUp.status !== 201)
-      throw new Error(`sign-up: ${signUp.status} ${JSON.stringify(signUp.body)}`);
     for (const [name, value] of first.cookies) second.cookies.set(name, value);
-    const authorize = await first.get('/api/apps/authorize?provider=music');
-    if (authorize.status !== 302)
-      throw new Error(`authorize: ${authorize.status} ${JSON.stringify(authorize.body)}`);
+    const authorize = await first.call(authorizeApp, { query: { provider: 'music' } });
     const callback = await consentAtStandIn(authorize.headers.get('location') as string, 'two');
+    // A raw path: the callback's query is the provider's (code, state), which no descriptor names.
     await first.get(`${callback.pathname}${callback.search}`);
-    const [connection] = (await second.get('/api/apps')).body;
+    const [connection] = (await second.call(listAppConnections)).body;
+    if (!connection) throw new Error('no connection listed after the callback');
     const db = new pg.Client({ connectionString: url.toString() });
     await db.connect();
     await db.query(
@@ -105,12 +108,12 @@ export async function refreshAcrossProcesses(
     music.faults = { delayMs: 300 };
     const responses = await Promise.all(
       Array.from({ length: requests }, (_, i) =>
-        (i % 2 ? second : first).get(`/api/apps/${connection.id}/token`),
+        (i % 2 ? second : first).send(getConnectionToken, { params: { id: connection.id } }),
       ),
     );
     return {
       statuses: responses.map((r) => r.status),
-      tokens: new Set(responses.map((r) => r.body.accessToken)),
+      tokens: new Set(responses.map((r) => ConnectionToken.safeParse(r.body).data?.accessToken)),
       providerCalls: music.counts.token - before,
     };
   } finally {

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { BundleManifest, StagingReport } from '@svc/contract';
+import {
+  type BundleManifest,
+  completePublish,
+  createAgent,
+  createStaging,
+  publishBundle,
+  type StagingReport,
+} from '@svc/contract';
 import { Header, type HeaderData } from 'tar';
 import { issueAgentToken } from '../src/agents/agent-token.js';
 import type { TestClient } from './test-client.js';
@@ -10,14 +17,15 @@ export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(by
 
 /** A new Agent of the client's personal account, and a client speaking with its token. */
 export async function agentClient(t: TestContext, owner: TestClient, accountId?: string) {
-  const res = await owner.post('/api/agents', {
-    name: 'Publisher',
-    size: 'small',
-    region: 'eu',
-    billingType: 'metered',
-    ...(accountId && { accountId }),
+  const res = await owner.call(createAgent, {
+    body: {
+      name: 'Publisher',
+      size: 'small',
+      region: 'eu',
+      billingType: 'metered',
+      ...(accountId && { accountId }),
+    },
   });
-  if (res.status !== 201) throw new Error(`agent: ${res.status} ${JSON.stringify(res.body)}`);
   return agentClientOf(t, res.body.id);
 }
 
@@ -29,9 +37,8 @@ export function agentClientOf(t: TestContext, agentId: string, tokenGen = 1) {
   return {
     agentId,
     token,
-    get: (path: string) => agent.get(path),
+    /** A raw path, for a body no descriptor would send (one the schema refuses on purpose). */
     post: (path: string, body?: unknown) => agent.post(path, body),
-    delete: (path: string) => agent.delete(path),
     call: agent.call,
     callError: agent.callError,
     send: agent.send,
@@ -145,18 +152,17 @@ export async function stageAndPublish(
 ) {
   const tarball = input.tarball ?? tarballOf(input.files);
   const report = reportOf(input.files, tarball);
-  const staged = await agent.post('/api/glamps/stagings', { manifest: input.manifest, report });
-  if (staged.status !== 201)
-    throw new Error(`stage: ${staged.status} ${JSON.stringify(staged.body)}`);
+  const staged = await agent.call(createStaging, { body: { manifest: input.manifest, report } });
   const slug = input.slug ?? (input.manifest.glampId || 'new');
-  const published = await agent.post(`/api/glamps/${slug}/publish`, {
-    stagingId: staged.body.id,
-    manifest: input.manifest,
-    files: report.files,
-    tarball: report.tarball,
+  const published = await agent.call(publishBundle, {
+    params: { slug },
+    body: {
+      stagingId: staged.body.id,
+      manifest: input.manifest,
+      files: report.files,
+      tarball: report.tarball,
+    },
   });
-  if (published.status !== 200)
-    throw new Error(`publish: ${published.status} ${JSON.stringify(published.body)}`);
   const bySha = new Map<string, Buffer>([[sha256(tarball), tarball]]);
   for (const bytes of Object.values(input.files)) bySha.set(sha256(bytes), bytes);
   const statuses: number[] = [];
@@ -166,15 +172,29 @@ export async function stageAndPublish(
     statuses.push(await (input.put ?? ((u, b) => putObject(t, u, b)))(upload, bytes));
   }
   return {
-    stagingId: staged.body.id as string,
-    bundleId: published.body.bundleId as string,
+    stagingId: staged.body.id,
+    bundleId: published.body.bundleId,
     uploads: published.body.uploads,
     statuses,
   };
 }
 
+const completion = (bundleId: string, stagingId: string) => ({
+  params: { slug: bundleId },
+  body: { stagingId },
+});
+
+/** Completes a publish, taking either answer (`completeVersion`, `completeRefused` expect one). */
 export const complete = (agent: AgentClient, bundleId: string, stagingId: string) =>
-  agent.post(`/api/glamps/${bundleId}/publish/complete`, { stagingId });
+  agent.send(completePublish, completion(bundleId, stagingId));
+
+/** Completes a publish and expects the new version. */
+export const completeVersion = (agent: AgentClient, bundleId: string, stagingId: string) =>
+  agent.call(completePublish, completion(bundleId, stagingId));
+
+/** Completes a publish and expects it refused, in the error envelope. */
+export const completeRefused = (agent: AgentClient, bundleId: string, stagingId: string) =>
+  agent.callError(completePublish, completion(bundleId, stagingId));
 
 /**
  * Publishes a bundle (default: one README) through the whole flow; the clock moves a second
@@ -187,8 +207,7 @@ export async function publishSimple(
   files: Record<string, Buffer> = { 'README.md': Buffer.from(`# ${manifest.displayName}\n`) },
 ) {
   const published = await stageAndPublish(t, agent, { manifest, files });
-  const done = await complete(agent, published.bundleId, published.stagingId);
-  if (done.status !== 201) throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`);
+  const done = await completeVersion(agent, published.bundleId, published.stagingId);
   t.clock.advance(1000);
-  return { bundleId: published.bundleId, version: done.body.version as number };
+  return { bundleId: published.bundleId, version: done.body.version };
 }

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Agent } from '@svc/contract';
+import { Agent, createAgent, deleteAgent, getAgent, signUp, stopAgent } from '@svc/contract';
 import { expect } from 'vitest';
 import { serviceClient, stopService } from './service-process.js';
 import { waitFor } from './wait.js';
@@ -19,16 +19,14 @@ export function crashScenario(base: string, runningWithinMs: number) {
   const { client, ready } = serviceClient(base);
   const create = async () =>
     (
-      await client.post('/api/agents', {
-        name: 'crash',
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
+      await client.call(createAgent, {
+        body: { name: 'crash', size: 'small', region: 'eu', billingType: 'metered' },
       })
-    ).body as Agent;
+    ).body;
+  /** The Agent's state, or `removed` once its detail answers 404. */
   const stateOf = async (id: string) => {
-    const res = await client.get(`/api/agents/${id}`);
-    return res.status === 404 ? 'removed' : (res.body.status as string);
+    const res = await client.send(getAgent, { params: { id } });
+    return res.status === 404 ? 'removed' : Agent.parse(res.body).status;
   };
   return {
     client,
@@ -37,10 +35,8 @@ export function crashScenario(base: string, runningWithinMs: number) {
 
     /** Signs up and makes two running Agents (one to stop, one to destroy). */
     async prepare() {
-      await client.post('/api/auth/sign-up', {
-        email: 'crash@example.com',
-        password: 'crash test pw',
-        name: 'Crash',
+      await client.call(signUp, {
+        body: { email: 'crash@example.com', password: 'crash test pw', name: 'Crash' },
       });
       const agents = [await create(), await create()];
       for (const agent of agents) {
@@ -56,8 +52,8 @@ export function crashScenario(base: string, runningWithinMs: number) {
     async leaveInFlight(apiOnly: ChildProcess, [toStop, toDestroy]: [Agent, Agent]) {
       await ready();
       const provisioning = await create();
-      expect((await client.post(`/api/agents/${toStop.id}/stop`)).status).toBe(200);
-      expect((await client.delete(`/api/agents/${toDestroy.id}`)).status).toBe(200);
+      await client.call(stopAgent, { params: { id: toStop.id } });
+      await client.call(deleteAgent, { params: { id: toDestroy.id } });
       expect(await stateOf(provisioning.id)).toBe('provisioning');
       expect(await stateOf(toStop.id)).toBe('stopping');
       expect(await stateOf(toDestroy.id)).toBe('destroying');
@@ -80,9 +76,9 @@ export function crashScenario(base: string, runningWithinMs: number) {
         withinMs,
         'provisioning timed out',
       );
-      expect((await client.get(`/api/agents/${provisioning.id}`)).body.statusReason).toBe(
-        'provisioning_timeout',
-      );
+      expect(
+        (await client.call(getAgent, { params: { id: provisioning.id } })).body.statusReason,
+      ).toBe('provisioning_timeout');
     },
   };
 }

@@ -1,4 +1,10 @@
-import type { BundleManifest } from '@svc/contract';
+import {
+  type BundleManifest,
+  createAgent,
+  createPlainVm,
+  getAgent,
+  getPlainVm,
+} from '@svc/contract';
 import { agentClientOf, manifestOf, publishSimple } from './bundle-test-helpers.js';
 import type { TestClient } from './test-client.js';
 import type { TestContext } from './test-context.js';
@@ -13,29 +19,35 @@ export async function runningMachines(
   owner: TestClient,
   names: { agent: string; vm: string; bundle: string; bundleManifest?: Partial<BundleManifest> },
 ): Promise<{ agentId: string; vmId: string }> {
-  const agent = await owner.post('/api/agents', {
-    name: names.agent,
-    size: 'small',
-    region: 'eu',
-    billingType: 'metered',
+  const agent = await owner.call(createAgent, {
+    body: { name: names.agent, size: 'small', region: 'eu', billingType: 'metered' },
   });
-  const agentId: string = agent.body.id;
+  const agentId = agent.body.id;
   await publishSimple(
     t,
     agentClientOf(t, agentId),
     manifestOf(names.bundle, names.bundleManifest ?? {}),
   );
-  const vm = await owner.post('/api/plain-vms', {
-    name: names.vm,
-    tier: 'small',
-    region: 'eu',
-    osImageKey: 'debian-12',
-    billingType: 'metered',
-    access: { passwordEnabled: true, vaultEntryIds: [] },
+  const vm = await owner.call(createPlainVm, {
+    body: {
+      name: names.vm,
+      tier: 'small',
+      region: 'eu',
+      osImageKey: 'debian-12',
+      billingType: 'metered',
+      access: { passwordEnabled: true, vaultEntryIds: [] },
+    },
   });
-  const vmId: string = vm.body.id;
-  const running = async (path: string) => (await owner.get(path)).body.status === 'running';
-  await waitFor(() => running(`/api/agents/${agentId}`), 30_000, 'the Agent running');
-  await waitFor(() => running(`/api/plain-vms/${vmId}`), 30_000, 'the VM running');
+  const vmId = vm.body.id;
+  await waitFor(
+    async () => (await owner.call(getAgent, { params: { id: agentId } })).body.status === 'running',
+    30_000,
+    'the Agent running',
+  );
+  await waitFor(
+    async () => (await owner.call(getPlainVm, { params: { id: vmId } })).body.status === 'running',
+    30_000,
+    'the VM running',
+  );
   return { agentId, vmId };
 }

@@ -1,3 +1,4 @@
+import { getPlainVm } from '@svc/contract';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { violationLines } from './axe.js';
@@ -73,7 +74,7 @@ export async function expectFitsWidth(page: Page, width: number): Promise<void> 
 export async function runningPlainVm(owner: TestClient, name: string): Promise<string> {
   const id = await createPlainVm(owner, name);
   await waitFor(
-    async () => (await owner.get(`/api/plain-vms/${id}`)).body.status === 'running',
+    async () => (await owner.call(getPlainVm, { params: { id } })).body.status === 'running',
     30_000,
     `${name} running`,
   );

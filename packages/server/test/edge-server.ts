@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEdgePorts } from '../src/edge/edge-ports.js';
 import { createEdgeProxy, type EdgeProxy } from '../src/edge/edge-proxy.js';
 import { startHttpServer } from '../src/http/http-server.js';
 import { createLogger } from '../src/logger.js';
@@ -59,6 +60,16 @@ export async function startEdgeServer<T extends TestContext = LocalTestContext>(
     agentOrigin: config.http.agentOrigin,
     publicUrl: config.http.publicUrl,
     trust: config.http,
+    activity: t.ctx.agentActivity,
+    ports: createEdgePorts({
+      database: t.ctx.database,
+      clock: t.ctx.clock,
+      hmacKey: t.ctx.secrets.hmacKey,
+      publicUrl: config.http.publicUrl,
+      agentOrigin: config.http.agentOrigin,
+      log: createLogger({ logLevel: 'silent' }),
+    }),
+    wake: (agentId, proof) => t.ctx.agents.wake(agentId, proof),
     log: createLogger({ logLevel: 'silent' }),
   });
   return {

@@ -6,7 +6,7 @@ import { IncusBridgeFirewall } from '../src/adapters/compute/incus/incus-bridge-
 import { IncusClient, isNotFound } from '../src/adapters/compute/incus/incus-client.js';
 import type { IncusDriverOptions } from '../src/adapters/compute/incus/incus-compute-driver.js';
 import { SHARED_PROJECT_CONFIG } from '../src/adapters/compute/incus/incus-connect.js';
-import { MACHINE_ID_KEY, PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
+import { PROJECT_KEY } from '../src/adapters/compute/incus/incus-instance-spec.js';
 import { IncusSshForwards } from '../src/adapters/compute/incus/incus-ssh-forwards.js';
 import { cleanUp } from './clean-up.js';
 import { createTestContext } from './test-context.js';
@@ -119,10 +119,10 @@ export async function createIncusProject(): Promise<{ name: string; remove(): Pr
           acls: async () => {
             await cleanUp(
               Object.fromEntries(
-                (await firewall.owners({ [PROJECT_KEY]: name })).map((owner) => {
-                  const acl = `svc-${owner[MACHINE_ID_KEY]}`;
-                  return [acl, () => firewall.remove(acl)];
-                }),
+                (await firewall.matching({ [PROJECT_KEY]: name })).map((acl) => [
+                  acl.name,
+                  () => firewall.remove(acl.name),
+                ]),
               ),
             );
           },

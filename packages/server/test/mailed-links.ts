@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Role } from '@svc/contract';
+import { acceptInvitation, addMember, getMe, type Role, verifyEmail } from '@svc/contract';
 import PostalMime from 'postal-mime';
 import type { TestClient } from './test-client.js';
 import type { TestContext } from './test-context.js';
@@ -56,8 +56,8 @@ export async function mailedLinkToken(
 
 /** Verifies the signed-in user's address `email` from the sign-up mail, unless it is already. */
 export async function verifyAddress(t: TestContext, client: TestClient, email: string) {
-  const me = await client.get('/api/me');
-  if (me.body.user?.emailVerified) return;
+  const me = await client.call(getMe);
+  if (me.body.user.emailVerified) return;
   // A link sent again voids the ones before it, and may still be on its way: each mailed link is
   // tried once, newest first, until one works.
   const tried = new Set<string>();
@@ -66,7 +66,7 @@ export async function verifyAddress(t: TestContext, client: TestClient, email: s
       for (const token of await linkTokens(t, email, 'verify-email')) {
         if (tried.has(token)) continue;
         tried.add(token);
-        if ((await client.post('/api/auth/verify-email', { token })).status === 200) return true;
+        if ((await client.send(verifyEmail, { body: { token } })).status === 200) return true;
       }
       return undefined;
     },
@@ -90,15 +90,8 @@ export async function joinOrganization(
   // mail limit per client address (a person adds a few at a time).
   const inviter = t.newClient();
   for (const [name, value] of owner.cookies) inviter.cookies.set(name, value);
-  const invited = await inviter.post(`/api/orgs/${orgId}/members`, { email, role });
-  if (invited.status !== 202) {
-    throw new Error(`invitation: ${invited.status} ${JSON.stringify(invited.body)}`);
-  }
+  await inviter.call(addMember, { params: { id: orgId }, body: { email, role } });
   await verifyAddress(t, member, email);
   const token = await mailedLinkToken(t, email, 'invitation', before);
-  const accepted = await member.post('/api/invitations/accept', { token });
-  if (accepted.status !== 200) {
-    throw new Error(`acceptance: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-  }
-  return accepted.body as { id: string; slug: string; role: Role };
+  return (await member.call(acceptInvitation, { body: { token } })).body;
 }

@@ -1,20 +1,31 @@
-import type { PlainVm } from '@svc/contract';
+import {
+  addVaultEntry,
+  createPlainVm as createPlainVmEndpoint,
+  getPlainVm,
+  type PlainVm,
+} from '@svc/contract';
 import { expect } from 'vitest';
 import type { TestClient } from './test-client.js';
 import { waitFor } from './wait.js';
 
+/**
+ * The create body of a metered Plain VM of the tests (debian-12, small, eu): password login, or
+ * the Vault entries given.
+ */
+export const plainVmBody = (name: string, vaultEntryIds?: readonly string[]) => ({
+  name,
+  tier: 'small' as const,
+  region: 'eu' as const,
+  osImageKey: 'debian-12' as const,
+  billingType: 'metered' as const,
+  access: vaultEntryIds
+    ? { passwordEnabled: false, vaultEntryIds: [...vaultEntryIds] }
+    : { passwordEnabled: true, vaultEntryIds: [] },
+});
+
 /** Asks for a Plain VM through the API (debian-12, small, eu, password login); its id. */
 export async function createPlainVm(client: TestClient, name: string): Promise<string> {
-  const res = await client.post('/api/plain-vms', {
-    name,
-    tier: 'small',
-    region: 'eu',
-    osImageKey: 'debian-12',
-    billingType: 'metered',
-    access: { passwordEnabled: true, vaultEntryIds: [] },
-  });
-  expect(res.status).toBe(201);
-  return res.body.id as string;
+  return (await client.call(createPlainVmEndpoint, { body: plainVmBody(name) })).body.id;
 }
 
 /**
@@ -27,25 +38,16 @@ export async function runningPlainVmWithKey(
   publicKeyLine: string,
   withinMs = 90_000,
 ): Promise<PlainVm> {
-  const vault = await client.post('/api/vault', {
-    type: 'ssh_key',
-    label: name,
-    value: publicKeyLine,
+  const vault = await client.call(addVaultEntry, {
+    body: { type: 'ssh_key', label: name, value: publicKeyLine },
   });
-  expect(vault.status).toBe(201);
-  const created = await client.post('/api/plain-vms', {
-    name,
-    tier: 'small',
-    region: 'eu',
-    osImageKey: 'debian-12',
-    billingType: 'metered',
-    access: { passwordEnabled: false, vaultEntryIds: [vault.body.id] },
+  const created = await client.call(createPlainVmEndpoint, {
+    body: plainVmBody(name, [vault.body.id]),
   });
-  expect(created.status).toBe(201);
-  const id = (created.body as PlainVm).id;
+  const id = created.body.id;
   const vm = await waitFor(
     async () => {
-      const current = (await client.get(`/api/plain-vms/${id}`)).body as PlainVm;
+      const current = (await client.call(getPlainVm, { params: { id } })).body;
       return ['running', 'error'].includes(current.status) && current;
     },
     withinMs,
@@ -59,7 +61,7 @@ export async function runningPlainVmWithKey(
 export async function runningPlainVm(client: TestClient, name: string, withinMs: number) {
   const id = await createPlainVm(client, name);
   await waitFor(
-    async () => (await client.get(`/api/plain-vms/${id}`)).body.status === 'running',
+    async () => (await client.call(getPlainVm, { params: { id } })).body.status === 'running',
     withinMs,
     'running',
   );

@@ -1,5 +1,21 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import type { Role } from '@svc/contract';
+import {
+  activateSubscription,
+  addVaultEntry,
+  type BillingType,
+  createAgent,
+  createApiToken,
+  createInvitation,
+  createOrg,
+  createPlainVm,
+  getAgent,
+  getPlainVm,
+  listAppConnections,
+  listSessions,
+  listSlots,
+  type Role,
+  signIn,
+} from '@svc/contract';
 import { upsertInvitation } from '../src/accounts/invitations.repo.js';
 import { hashSecret, newSecret } from '../src/accounts/sessions.js';
 import { type AppsTest, connectApp, createAppsTest } from './apps-fixture.js';
@@ -30,13 +46,6 @@ export interface Caller {
   /** The caller's personal account. */
   readonly personalId: string;
 }
-
-const expectStatus = (what: string, res: { status: number; body: unknown }, status: number) => {
-  if (res.status !== status) {
-    throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-  }
-  return res.body as any;
-};
 
 let unique = 0;
 /** A name no other call of this process used. */
@@ -74,10 +83,9 @@ export async function createRolesFixture(kind: DatabaseKind) {
   /** A new organization with an active subscription, of `by` (default: the owner). */
   const newOrg = async (prefix: string, by = ownerClient) => {
     const slug = uniqueName(prefix);
-    const org = await by.post('/api/orgs', { name: `Org ${slug}`, slug });
-    const { id } = expectStatus('org', org, 201);
-    expectStatus('subscription', await by.post(`/api/accounts/${id}/subscription`), 200);
-    return { id: id as string, slug };
+    const { id } = (await by.call(createOrg, { body: { name: `Org ${slug}`, slug } })).body;
+    await by.call(activateSubscription, { params: { id } });
+    return { id, slug };
   };
   const org = await newOrg('roles');
   /** Where callers accept invitations: none of them is a member, and none becomes one of `org`. */
@@ -99,57 +107,72 @@ export async function createRolesFixture(kind: DatabaseKind) {
   }
   callers.outsider = await signUp('outsider');
 
-  const machine = { size: 'small', region: 'eu', billingType: 'metered', accountId: org.id };
-  const newAgent = async (billingType = 'metered') => {
-    const res = await ownerClient.post('/api/agents', {
-      ...machine,
-      name: uniqueName('agent'),
-      billingType,
+  const newAgent = async (billingType: BillingType = 'metered') => {
+    const res = await ownerClient.call(createAgent, {
+      body: {
+        name: uniqueName('agent'),
+        size: 'small',
+        region: 'eu',
+        billingType,
+        accountId: org.id,
+      },
     });
-    return expectStatus('agent', res, 201).id as string;
+    return res.body.id;
   };
+  const statusOf = async (path: 'agents' | 'plain-vms', id: string) =>
+    path === 'agents'
+      ? (await ownerClient.call(getAgent, { params: { id } })).body.status
+      : (await ownerClient.call(getPlainVm, { params: { id } })).body.status;
   /** Waits until the machine (`agents` or `plain-vms`) runs. */
   const running = async (path: 'agents' | 'plain-vms', id: string) => {
     await waitFor(
-      async () => (await ownerClient.get(`/api/${path}/${id}`)).body.status === 'running',
+      async () => (await statusOf(path, id)) === 'running',
       60_000,
       `${path}/${id} running`,
     );
     return id;
   };
   const newPlainVm = async () => {
-    const res = await ownerClient.post('/api/plain-vms', {
-      name: uniqueName('vm'),
-      tier: 'small',
-      region: 'eu',
-      osImageKey: 'debian-12',
-      billingType: 'metered',
-      access: { passwordEnabled: true, vaultEntryIds: [] },
-      accountId: org.id,
+    const res = await ownerClient.call(createPlainVm, {
+      body: {
+        name: uniqueName('vm'),
+        tier: 'small',
+        region: 'eu',
+        osImageKey: 'debian-12',
+        billingType: 'metered',
+        access: { passwordEnabled: true, vaultEntryIds: [] },
+        accountId: org.id,
+      },
     });
-    return expectStatus('plain VM', res, 201).id as string;
+    return res.body.id;
   };
   const newVaultKey = async () => {
-    const res = await ownerClient.post('/api/vault', {
-      type: 'ssh_key',
-      label: 'fixture',
-      value: publicKeyLine('fixture@test'),
-      accountId: org.id,
+    const res = await ownerClient.call(addVaultEntry, {
+      body: {
+        type: 'ssh_key',
+        label: 'fixture',
+        value: publicKeyLine('fixture@test'),
+        accountId: org.id,
+      },
     });
-    return expectStatus('vault key', res, 201).id as string;
+    return res.body.id;
   };
   /** A new app connection of the organization (each with a provider account of its own). */
   const newConnection = async () => {
     const ids = async () =>
-      (await ownerClient.get(`/api/apps?accountId=${org.id}`)).body.map(
-        (c: { id: string }) => c.id,
-      ) as string[];
+      (await ownerClient.call(listAppConnections, { query: { accountId: org.id } })).body.map(
+        (c) => c.id,
+      );
     const before = new Set(await ids());
     const { callback } = await connectApp(ownerClient, 'suite', {
       login: uniqueName('login'),
       accountId: org.id,
     });
-    expectStatus('app callback', callback, 200);
+    if (callback.status !== 200) {
+      throw new Error(
+        `app callback: ${callback.status} ${JSON.stringify(callback.body).slice(0, 300)}`,
+      );
+    }
     const id = (await ids()).find((c) => !before.has(c));
     if (!id) throw new Error('no new app connection');
     return id;
@@ -169,11 +192,11 @@ export async function createRolesFixture(kind: DatabaseKind) {
     return joining;
   };
   const newInvitation = async () => {
-    const res = await ownerClient.post(`/api/orgs/${org.id}/invitations`, {
-      email: `${uniqueName('invitee')}@example.com`,
-      role: 'member',
+    const res = await ownerClient.call(createInvitation, {
+      params: { id: org.id },
+      body: { email: `${uniqueName('invitee')}@example.com`, role: 'member' },
     });
-    return expectStatus('invitation', res, 201).id as string;
+    return res.body.id;
   };
   /**
    * The token of a fresh invitation into `inviteOrg` for the invitee's address, verified first
@@ -197,20 +220,15 @@ export async function createRolesFixture(kind: DatabaseKind) {
     return token;
   };
   const newApiToken = async (caller: Caller, scope: 'read' | 'write' = 'read') => {
-    const res = await caller.client.post('/api/me/tokens', { name: uniqueName('token'), scope });
-    return expectStatus('token', res, 201) as { id: string; token: string };
+    return (
+      await caller.client.call(createApiToken, { body: { name: uniqueName('token'), scope } })
+    ).body;
   };
   /** Another session of the caller's (signed in from another client), by its id. */
   const newSession = async (caller: Caller) => {
     const other = t.newClient();
-    expectStatus(
-      'sign-in',
-      await other.post('/api/auth/sign-in', { email: caller.email, password: PASSWORD }),
-      200,
-    );
-    const { sessions } = (await caller.client.get('/api/me/sessions')).body as {
-      sessions: { id: string; current: boolean }[];
-    };
+    await other.call(signIn, { body: { email: caller.email, password: PASSWORD } });
+    const { sessions } = (await caller.client.call(listSessions)).body;
     const found = sessions.find((s) => !s.current);
     if (!found) throw new Error('no other session');
     return found.id;
@@ -219,7 +237,7 @@ export async function createRolesFixture(kind: DatabaseKind) {
   // A subscription-billed Agent holds a slot: removing that slot is refused (409) after the
   // role check, which is all the slot is here for.
   await newAgent('subscription');
-  const slots = (await ownerClient.get(`/api/accounts/${org.id}/slots`)).body as { id: string }[];
+  const slots = (await ownerClient.call(listSlots, { params: { id: org.id } })).body;
   const slotId = slots[0]?.id;
   if (!slotId) throw new Error('no slot');
 

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { TestClient } from './test-client.js';
@@ -88,4 +89,18 @@ export function serviceClient(base: string) {
         'service up',
       ),
   };
+}
+
+/**
+ * Kills the local driver's machine processes under `dataDir`: they are detached (they outlive
+ * the service, as VMs do), so a test that ran the service in its own process ends them itself.
+ */
+export async function stopLocalMachines(dataDir: string): Promise<void> {
+  const machines = path.join(dataDir, 'machines');
+  for (const id of await readdir(machines).catch(() => [] as string[])) {
+    try {
+      const { pid } = JSON.parse(await readFile(path.join(machines, id, 'machine.json'), 'utf8'));
+      if (pid) process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
 }

@@ -17,11 +17,12 @@ export interface TestResponse<T> {
 }
 
 /**
- * What a raw-path call (`get`, `post`, …) answers. Its body is untyped: a test that checks the
+ * What a raw-path call (`get`, `post`, …) answers. Its body is `unknown`: a test that checks the
  * contract calls the endpoint by its descriptor (`call`, `callError`, `send`) instead, and keeps a
- * raw path only to send something malformed or to check routing itself.
+ * raw path only to send something malformed or to check routing itself (it then matches the body
+ * with `toMatchObject`, or reads an error through `errorOf`).
  */
-export type RawResponse = TestResponse<any>;
+export type RawResponse = TestResponse<unknown>;
 
 /** A descriptor call's input (only the parts the endpoint has), then the request's options. */
 type CallArgs<E extends Endpoint> = [...EndpointCallArgs<E>, options?: RequestOptions];
@@ -187,4 +188,16 @@ function headersRecord(init: ConstructorParameters<typeof Headers>[0]): Record<s
     record[name] = value;
   });
   return record;
+}
+
+/**
+ * The error envelope of a raw-path answer, for a test that sent something no descriptor can
+ * (a malformed body, a forged header): anything but the envelope fails the test with the answer.
+ */
+export function errorOf(res: RawResponse): ErrorEnvelope {
+  const parsed = ErrorEnvelope.safeParse(res.body);
+  if (!parsed.success) {
+    throw new Error(`answered ${res.status} ${JSON.stringify(res.body)}, not an error envelope`);
+  }
+  return parsed.data;
 }

@@ -5,6 +5,7 @@ import type {
   ComputeDriver,
   CreateServerSpec,
   ServerInfo,
+  SnapshotDriver,
 } from '../src/adapters/compute/compute-driver.js';
 
 type Call = Exclude<keyof ComputeDriver, 'name' | 'close'>;
@@ -60,6 +61,29 @@ export class TestComputeDriver implements ComputeDriver {
   limits: ((size: Size, region: Region) => MachineLimits) | undefined;
   readonly #behaviour = new Map<Call, CallBehaviour>();
   readonly #hanging = new Set<() => void>();
+  /** The snapshots it holds, by ref (`test-<snapshot id>`), with the server each is of. */
+  readonly snapshotsHeld = new Map<string, { serverId: string }>();
+  /** Snapshots of any server, running or not (`behave('snapshots', …)` for all three calls). */
+  readonly snapshots: SnapshotDriver = {
+    whileRunning: true,
+    create: (serverId, snapshotId) =>
+      this.#run('snapshots', serverId, () => {
+        this.#require(serverId);
+        const ref = `test-${snapshotId}`;
+        this.snapshotsHeld.set(ref, { serverId });
+        return { ref, sizeBytes: 4096 };
+      }),
+    restore: (serverId, ref) =>
+      this.#run('snapshots', serverId, () => {
+        if (this.snapshotsHeld.get(ref)?.serverId !== serverId) {
+          throw new Error(`test driver: no snapshot ${ref} of ${serverId}`);
+        }
+      }),
+    remove: (serverId, ref) =>
+      this.#run('snapshots', serverId, () => {
+        this.snapshotsHeld.delete(ref);
+      }),
+  };
 
   constructor(name = 'test') {
     this.name = name;

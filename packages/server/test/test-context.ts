@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { signUp } from '@svc/contract';
 import { LocalComputeDriver } from '../src/adapters/compute/local-compute-driver.js';
 import { composeService, type Service } from '../src/composition-root.js';
 import { loadConfig } from '../src/config/config.js';
@@ -19,6 +20,9 @@ export const TEST_ENV = {
   LOG_LEVEL: 'debug',
   ENCRYPTION_KEYS: `test1:${Buffer.alloc(32, 1).toString('base64')}`,
   HMAC_KEY: Buffer.alloc(32, 2).toString('base64'),
+  // Tests that move the clock by hours would see their Agents idle-stopped by the scheduled
+  // sweep; the idle stop's own tests choose a time.
+  AGENT_IDLE_STOP_MINUTES: '0',
 } as const;
 
 /** Cheap argon2id parameters so tests don't spend their time hashing. */
@@ -98,14 +102,10 @@ export async function signUpUser(
 ) {
   counter += 1;
   const email = fields.email ?? `user${counter}-${Date.now()}@example.com`;
-  const res = await client.post('/api/auth/sign-up', {
-    email,
-    password: 'correct horse battery',
-    name: fields.name ?? `User ${counter}`,
+  const res = await client.call(signUp, {
+    body: { email, password: 'correct horse battery', name: fields.name ?? `User ${counter}` },
   });
-  if (res.status !== 201)
-    throw new Error(`sign-up failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as { user: { id: string; email: string }; account: { id: string; slug: string } };
+  return res.body;
 }
 
 /**

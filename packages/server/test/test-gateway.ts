@@ -51,8 +51,11 @@ export async function startTestGateway(
   tlsSetup?: TestGatewayTls,
   port = 0,
 ) {
-  const home = await mkdtemp(path.join(tmpdir(), 'svc-gateway-home-'));
-  await mkdir(path.join(home, '.crabglamp'));
+  // The home in a folder of its own: a test may watch the home's parent (nothing written beside
+  // it), which the system's temporary folder shared with other tests is not.
+  const root = await mkdtemp(path.join(tmpdir(), 'svc-gateway-'));
+  const home = path.join(root, 'home');
+  await mkdir(path.join(home, '.crabglamp'), { recursive: true });
   await writeFile(path.join(home, AGENT_ENV_PATH), agentEnvFile(env), { mode: 0o600 });
   if (tlsSetup) await writeTls(path.join(home, GATEWAY_TLS_DIR), tlsSetup);
   const tls = await GatewayTls.load(home);
@@ -75,7 +78,7 @@ export async function startTestGateway(
     async close() {
       await gateway.close();
       gateway.server.closeAllConnections();
-      await rm(home, { recursive: true, force: true });
+      await rm(root, { recursive: true, force: true });
     },
   };
 }

@@ -26,7 +26,7 @@ function requiredString(body: Record<string, unknown>, field: string): string {
 }
 
 /** By name, or by id written as a string (Hetzner accepts both for these fields). */
-function byNameOrId<T extends { id: number; name: string | null }>(
+export function byNameOrId<T extends { id: number; name: string | null }>(
   items: Iterable<T>,
   key: string,
 ): T | undefined {
@@ -123,6 +123,7 @@ function createServer(context: RouteContext) {
     serverType,
     location,
     imageId: image.id,
+    files: new Map(image.files ?? []),
     labels,
     userData: userData ?? null,
     ipv4: publicNet.enable_ipv4 === false ? null : addresses.ipv4,

@@ -8,16 +8,26 @@ export type ServerStatus =
   | 'running'
   | 'stopping'
   | 'off'
-  | 'deleting';
+  | 'deleting'
+  | 'rebuilding';
 
 export interface ServerRecord {
   readonly id: number;
   readonly name: string;
   status: ServerStatus;
   readonly created: string;
-  readonly serverType: ServerTypeEntry;
+  /** Changed in place by `change_type`. */
+  serverType: ServerTypeEntry;
+  /** GB of disk: the type's at creation, grown by `change_type` only with `upgrade_disk`. */
+  diskGb?: number;
   readonly location: LocationJson;
-  readonly imageId: number;
+  /** The image its disk was last written from (at creation, or by `rebuild`). */
+  imageId: number;
+  /**
+   * The disk's content, as far as tests model it: files by path. An image made from the server
+   * copies it, a server made or rebuilt from that image gets the copy; tests write and read it.
+   */
+  files: Map<string, string>;
   labels: Labels;
   readonly userData: string | null;
   readonly ipv4: { readonly id: number; readonly ip: string } | null;
@@ -63,6 +73,8 @@ export interface ImageRecord {
   readonly osFlavor: string;
   readonly osVersion: string | null;
   labels: Labels;
+  /** A snapshot's copy of its server's files (`ServerRecord.files`); none for system images. */
+  readonly files?: ReadonlyMap<string, string>;
 }
 
 export interface ActionRecord {
