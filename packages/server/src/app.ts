@@ -16,6 +16,7 @@ import { mountBundlesRoutes } from './bundles/bundles.routes.js';
 import { mountExplorePages, wantsHtml } from './bundles/explore-pages.routes.js';
 import { notFoundPage } from './bundles/page-layout.html.js';
 import type { AppContext } from './context.js';
+import { DatabaseUnavailable } from './db/database-unavailable.js';
 import { AppError, toErrorEnvelope } from './errors.js';
 import type { AppEnv } from './http/app-env.js';
 import { agentAuth, agentClaimAuth, bearerToken } from './http/auth-agent.js';
@@ -26,11 +27,26 @@ import { mountDownloads } from './http/downloads.js';
 import { createRouter } from './http/router.js';
 import { sessionCookieName } from './http/session-cookie.js';
 import { mountMetricsRoute } from './metrics/metrics.routes.js';
+import { mountNoticesRoutes } from './notices/notices.routes.js';
 import { mountOperationsRoutes } from './operations.routes.js';
 import { mountPlainVmsRoutes } from './plain-vms/plain-vms.routes.js';
 import { mountVaultRoutes } from './vault/vault.routes.js';
 
 const HEALTH_CHECK_PATHS = new Set(['/healthz', '/readyz']);
+/** How soon a client may try again while the database is out of reach. */
+const RETRY_AFTER_SECONDS = 5;
+
+/** `error`, or the error it was caused by, that is a `kind`. */
+function causeOf<E extends Error>(
+  error: unknown,
+  kind: new (...args: never[]) => E,
+): E | undefined {
+  for (let at = error, depth = 0; at && depth < 8; depth += 1) {
+    if (at instanceof kind) return at;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Staging reports and publishes list every file of a bundle (20,000 files ≈ 3 MB of JSON). */
@@ -78,7 +94,11 @@ export function createApp(
       status: c.res.status,
       ms: Math.round(ms * 10) / 10,
     };
-    if (c.res.status >= 500) log.error(line, 'request failed');
+    // A 503 from /readyz is the process saying it is starting, stopping or without its
+    // database, which is what the probe asks; whatever caused it is logged where it happens.
+    const notReady = c.res.status === 503 && HEALTH_CHECK_PATHS.has(c.req.path);
+    if (notReady) log.info(line, 'not ready');
+    else if (c.res.status >= 500) log.error(line, 'request failed');
     // Probes ask every few seconds and the dashboard polls every 250 ms while a machine moves (successful GETs): at
     // info they would bury what happened. Changes and refusals stay at info.
     else if (HEALTH_CHECK_PATHS.has(c.req.path) || isQuietRead(c.req.method, c.res.status)) {
@@ -154,6 +174,7 @@ export function createApp(
     app.route('/', router.app);
   } else {
     mountAccountsRoutes(router, ctx);
+    mountNoticesRoutes(router, ctx);
     mountAuditRoutes(router, ctx);
     mountAgentsRoutes(router, ctx);
     mountBillingRoutes(router, ctx);
@@ -182,6 +203,14 @@ export function createApp(
       for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
       if (error.status >= 500) log.error({ requestId: c.var.requestId, err: error }, error.message);
       return c.json(toErrorEnvelope(error), error.status as 400);
+    }
+    const lost = causeOf(error, DatabaseUnavailable);
+    if (lost) {
+      // Said once per request, as a warning: the outage itself is the operator's alert.
+      log.warn({ requestId: c.var.requestId, err: error }, 'database unavailable');
+      // Only a request that never reached the database is surely safe to send again.
+      if (lost.phase === 'connect') c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return c.json(toErrorEnvelope(new AppError('unavailable')), 503);
     }
     if (error instanceof HTTPException && error.status < 500) {
       // Hono's own 4xx (e.g. a malformed request it refused before our handlers).

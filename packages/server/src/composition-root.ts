@@ -94,7 +94,14 @@ export async function composeService(
     });
     const publicUrl = config.http.publicUrl;
     const passwordCost = parts.passwordCost && { passwordCost: parts.passwordCost };
-    const metrics = m.createMetrics({ database, log: log.root.child({ subsystem: 'metrics' }) });
+    const edgeRoutes = m.createEdgeRoutes({ database, compute, clock });
+    const metrics = m.createMetrics({
+      database,
+      log: log.root.child({ subsystem: 'metrics' }),
+      readiness: () => readiness.state,
+      edgeRoutes: () => edgeRoutes.stats(),
+      ...(compute.poolStatus && { poolStatus: async () => (await compute.poolStatus?.()) ?? [] }),
+    });
     // It watches the event loop from registration on: the process entry's alone.
     if (options.processMetrics) m.collectDefaultMetrics({ register: metrics.registry });
     // Features get only this of accounts: they check who may act, they never manage accounts.
@@ -102,7 +109,9 @@ export async function composeService(
     const sessions = m.createSessionsService({ database, clock, metrics, ...passwordCost });
     const apiTokens = m.createApiTokensService({ database, clock });
     const mail = m.createMailService({ jobs, config: config.mail });
-    const mailer = m.createMailer(config.mail, secrets, clock);
+    const transport = config.mail.transport.kind;
+    const mailer = m.countedMailer(m.createMailer(config.mail, secrets, clock), transport, metrics);
+    const notices = m.createNotices({ database, clock, jobs });
     const emailLinks = m.createEmailLinksService({
       database,
       clock,
@@ -132,7 +141,11 @@ export async function composeService(
         await m.syncSubscriptionLater(tx, jobs, accountId);
       },
     });
-    const edgeRoutes = m.createEdgeRoutes({ database, compute, clock });
+    const routeChanges = m.createRouteChanges({
+      database,
+      routes: edgeRoutes,
+      log: log.root.child({ subsystem: 'edge' }),
+    });
     const gateways = m.createGatewayConnector(secrets.gatewayCa);
     const probes = parts.machineProbes ?? { agent: m.gatewayProbe(gateways), plainVm: m.sshProbe };
     const machineReadiness = (probe: ServerProbe) => ({
@@ -160,7 +173,23 @@ export async function composeService(
       agentOrigin: config.http.agentOrigin,
       provisionTimeoutMs: config.timing.provisionTimeoutMs,
       hmacKey: secrets.hmacKey,
-      forgetRoute: (subdomain) => edgeRoutes.forget(subdomain),
+      forgetRoute: (subdomain) => routeChanges.announce(subdomain),
+      idleStop: config.idleStop,
+      notices,
+    });
+    const agentPorts = m.createAgentPortsService({
+      database,
+      clock,
+      membership,
+      listening: m.gatewayListening(compute, gateways),
+      agentOrigin: config.http.agentOrigin,
+      hmacKey: secrets.hmacKey,
+    });
+    const agentActivity = m.createAgentActivity({
+      database,
+      clock,
+      log: log.root.child({ subsystem: 'edge' }),
+      unitMs: config.idleStop.unitMs,
     });
     const plainVmsLog = log.root.child({ subsystem: 'plain-vms' });
     const plainVms = m.createPlainVmsService({
@@ -172,15 +201,31 @@ export async function composeService(
       log: plainVmsLog,
       provisionTimeoutMs: config.timing.provisionTimeoutMs,
     });
-    const providerClients = m.createProviderClients(config, secrets, parts.providerFetch);
+    const snapshots = m.createMachineSnapshots({
+      database,
+      clock,
+      jobs,
+      membership,
+      compute,
+      perMachine: config.snapshotsPerMachine,
+    });
+    const providerFetch = parts.providerFetch;
+    const providerClients = m.createProviderClients(
+      config,
+      secrets,
+      providerFetch,
+      metrics.providerRequest,
+    );
     const appsLog = log.root.child({ subsystem: 'apps' });
     const appDeps = { database, clock, membership, cipher: tokenCipher, clients: providerClients };
-    const connectionTokens = m.createConnectionTokens({
+    const refreshingTokens = m.createConnectionTokens({
       ...appDeps,
       log: appsLog,
       metrics,
+      notices,
       refreshTimeoutMs: config.timing.refreshTimeoutMs,
     });
+    const connectionTokens = m.countedTokens(refreshingTokens, metrics);
     const appConnections = m.createAppConnectionsService({
       ...appDeps,
       tokens: connectionTokens,
@@ -203,6 +248,7 @@ export async function composeService(
       jobs,
       publicUrl,
       log: billingLog,
+      notices,
       prices: config.billing.prices,
       billing: config.billing,
       processor: paymentProcessor,
@@ -213,6 +259,7 @@ export async function composeService(
       jobs,
       membership,
       log: billingLog,
+      notices,
       processor: paymentProcessor,
       prices: config.billing.prices,
       graceDays: config.billing.graceDays,
@@ -236,7 +283,7 @@ export async function composeService(
       log: log.root,
     });
     const search = m.createSearchService({ database, publicUrl });
-    const jobDefinitions = [
+    const definedJobs = [
       ...m.accountsJobs({ database, clock, emailLinks, invitations, log: log.accounts }),
       ...m.agentJobs({
         adoption,
@@ -244,6 +291,8 @@ export async function composeService(
         clock,
         compute,
         log: log.root.child({ subsystem: 'agents' }),
+        notices,
+        moveFinished: metrics.moveFinished,
         readiness: machineReadiness(probes.agent),
         bootstrapEnv: (agent) =>
           m.agentBootstrapEnv(
@@ -255,16 +304,42 @@ export async function composeService(
             secrets.hmacKey,
             agent,
           ),
+        stopIdle: () => agents.stopIdle(),
       }),
       ...m.plainVmJobs({
         database,
         clock,
         compute,
         log: plainVmsLog,
+        notices,
+        moveFinished: metrics.moveFinished,
         readiness: machineReadiness(probes.plainVm),
+      }),
+      ...m.snapshotJobs({
+        database,
+        clock,
+        compute,
+        log: log.root.child({ subsystem: 'snapshots' }),
+        restored: async (tx, { machineKind, machineId }) => {
+          if (machineKind === 'agent') await jobs.enqueue(tx, m.pushToken, { agentId: machineId });
+        },
+      }),
+      ...m.backupsJobs({
+        database,
+        clock,
+        jobs,
+        compute,
+        notices,
+        log: log.root.child({ subsystem: 'backups' }),
       }),
       ...m.bundlesJobs({ database, store, clock, log: log.root.child({ subsystem: 'bundles' }) }),
       ...m.mailJobs({ mailer, site: { publicUrl }, log: log.root.child({ subsystem: 'mail' }) }),
+      ...m.noticesJobs({
+        database,
+        mail,
+        publicUrl,
+        log: log.root.child({ subsystem: 'notices' }),
+      }),
       ...m.paymentJobs({
         database,
         clock,
@@ -276,6 +351,8 @@ export async function composeService(
       ...m.invoicesJobs({ billing, processor: paymentProcessor }),
       ...(parts.extraJobs ?? []),
     ] as JobDefinition<unknown>[];
+    // Each attempt of each job counted (`svc_job_runs_total`), its handler left as it is.
+    const jobDefinitions = m.measuredJobs(definedJobs, metrics);
     const ctx: AppContext = {
       config,
       secrets,
@@ -292,15 +369,20 @@ export async function composeService(
       apiTokens,
       compute,
       agents,
+      agentPorts,
       edgeRoutes,
+      routeChanges,
       gateways,
+      agentActivity,
       plainVms,
+      snapshots,
       billing,
       paymentProcessor,
       subscriptions,
       vault,
       audit,
       mail,
+      notices,
       tokenCipher,
       appConnections,
       appAuthorization,
@@ -308,7 +390,7 @@ export async function composeService(
       jobDefinitions,
     };
     const app = m.createApp(ctx, options.http?.only ? { only: options.http.only } : {});
-    const edge =
+    const proxy =
       front &&
       m.createEdgeProxy({
         routes: edgeRoutes,
@@ -316,8 +398,19 @@ export async function composeService(
         agentOrigin: config.http.agentOrigin,
         publicUrl,
         trust: config.http,
+        activity: agentActivity,
+        ports: m.createEdgePorts({
+          database,
+          clock,
+          hmacKey: secrets.hmacKey,
+          publicUrl,
+          agentOrigin: config.http.agentOrigin,
+          log: log.root.child({ subsystem: 'edge' }),
+        }),
+        wake: (agentId, proof) => agents.wake(agentId, proof),
         log: log.root.child({ subsystem: 'edge' }),
       });
+    const edge = proxy && m.countedEdge(proxy, metrics);
     let adminSocket: { close(): Promise<void> } | undefined;
     return {
       ctx,
@@ -349,17 +442,24 @@ export async function composeService(
           // Requests waiting for a service that will not come are cut, so the process can end.
           await front?.cut();
           edge?.close();
-          await m.stopContext(ctx).catch(() => {});
+          await m.stopContext(ctx, 0).catch(() => {});
           return;
         }
+        // /readyz answers 503 from now on: a load balancer stops sending requests here while
+        // this process still serves those that come meanwhile.
+        const { drainMs, graceMs } = config.shutdown;
+        if (front && drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
         await Promise.all([
           (async () => {
-            await front?.close();
+            const closing = front?.close(graceMs);
+            // Proxied WebSockets (terminals, editors) end now: their browsers reconnect to
+            // another process, and they would otherwise hold the close for the whole grace.
             edge?.close();
+            await closing;
           })(),
           adminSocket?.close(),
         ]);
-        await m.stopContext(ctx);
+        await m.stopContext(ctx, graceMs);
       },
     };
   } catch (error) {

@@ -8,6 +8,8 @@ import type { SessionsService } from './accounts/sessions.service.js';
 import type { Clock } from './adapters/clock.js';
 import type { ComputeDriver } from './adapters/compute/compute-driver.js';
 import type { ObjectStore } from './adapters/object-store/object-store.js';
+import type { AgentActivity } from './agents/agent-activity.js';
+import type { AgentPortsService } from './agents/agent-ports.service.js';
 import type { AgentsService } from './agents/agents.service.js';
 import type { AppConnectionsService } from './app-connections/app-connections.service.js';
 import type { AuthorizationService } from './app-connections/authorization.service.js';
@@ -25,14 +27,17 @@ import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { EdgeRoutes } from './edge/edge-routes.js';
 import type { GatewayConnector } from './edge/gateway-connection.js';
+import type { RouteChanges } from './edge/route-changes.js';
 import type { Readiness } from './http/readiness.js';
 import type { JobDefinition } from './jobs/job.js';
 import type { JobQueue } from './jobs/queue.js';
 import { AGENT, PLAIN_VM } from './lifecycle/machine-kinds.js';
 import type { ServerProbe } from './lifecycle/machine-readiness.js';
+import type { MachineSnapshots } from './lifecycle/machine-snapshots.js';
 import type { Loggers } from './logger.js';
 import type { MailService } from './mail/mail.service.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { Notices } from './notices/notices.service.js';
 import type { PlainVmsService } from './plain-vms/plain-vms.service.js';
 import type { VaultService } from './vault/vault.service.js';
 
@@ -57,10 +62,16 @@ export interface AppContext {
   readonly apiTokens: ApiTokensService;
   readonly compute: ComputeDriver;
   readonly agents: AgentsService;
+  /** Shared ports of Agents (`<port>--<subdomain>.<agent domain>`). */
+  readonly agentPorts: AgentPortsService;
   /** The edge's routes (subdomain → gateway), which Agent moves in this process invalidate. */
   readonly edgeRoutes: EdgeRoutes;
+  /** Tells every process's edge that an Agent's route changed (`LISTEN/NOTIFY`). */
+  readonly routeChanges: RouteChanges;
   /** How the edge, and moves waiting for an Agent to answer, connect to gateways. */
   readonly gateways: GatewayConnector;
+  /** What the edge reports of people using Agents (their idle stop reads it). */
+  readonly agentActivity: AgentActivity;
   readonly billing: BillingService;
   /** Who collects the money (`BILLING_PROVIDER`). */
   readonly paymentProcessor: PaymentProcessor;
@@ -70,7 +81,11 @@ export interface AppContext {
   readonly audit: AuditService;
   /** Outgoing mail: features enqueue messages in their transaction; a job sends them. */
   readonly mail: MailService;
+  /** Mail to an account's owners and admins when something needs them; per-user choices. */
+  readonly notices: Notices;
   readonly plainVms: PlainVmsService;
+  /** Snapshots of Agents' and Plain VMs' disks (list, take, restore, delete). */
+  readonly snapshots: MachineSnapshots;
   readonly tokenCipher: TokenCipher;
   readonly appConnections: AppConnectionsService;
   readonly appAuthorization: AuthorizationService;
@@ -112,6 +127,7 @@ export interface ServiceParts {
 export async function startContext(ctx: AppContext, options: { work: boolean }): Promise<void> {
   const applied = await migrateToLatest(ctx.database.db.withoutPlugins());
   if (applied.length > 0) ctx.log.db.info({ migrations: applied }, 'applied migrations');
+  await ctx.routeChanges.start();
   await ctx.jobs.start(ctx.jobDefinitions, options);
   // Reconcile once at start (then on its schedule): a crash may have left servers behind.
   if (options.work) {
@@ -121,10 +137,10 @@ export async function startContext(ctx: AppContext, options: { work: boolean }):
   if (options.work) ctx.compute.start?.();
 }
 
-/** Stops the job queue (letting running jobs finish) and closes the database. */
-export async function stopContext(ctx: AppContext): Promise<void> {
+/** Stops the job queue (letting running jobs finish within `graceMs`) and closes the database. */
+export async function stopContext(ctx: AppContext, graceMs?: number): Promise<void> {
   try {
-    await ctx.jobs.stop();
+    await ctx.jobs.stop(graceMs);
   } finally {
     ctx.gateways.close();
     await ctx.compute.close();

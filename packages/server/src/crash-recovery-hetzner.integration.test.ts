@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Agent } from '@svc/contract';
+import { createAgent, listAgents } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crashScenario } from '../test/crash-scenario.js';
 import { hetznerEnv } from '../test/hetzner/driver.js';
@@ -76,13 +76,10 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     processes.push(worker);
     await scenario.ready();
     const midCreate = (
-      await client.post('/api/agents', {
-        name: 'mid',
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
+      await client.call(createAgent, {
+        body: { name: 'mid', size: 'small', region: 'eu', billingType: 'metered' },
       })
-    ).body as Agent;
+    ).body;
     // The create must be `midCreate`'s own: the resumed provisioning makes a server too.
     const createFor = (id: string) =>
       stand.stats.received.some(
@@ -111,7 +108,7 @@ describe('a service on Hetzner Cloud killed mid-operation recovers', () => {
     await scenario.expectRecovered(inFlight, 90_000);
     await waitFor(async () => (await stateOf(midCreate.id)) === 'error', 60_000, 'mid timed out');
 
-    const owners = ((await client.get('/api/agents')).body as Agent[])
+    const owners = (await client.call(listAgents)).body
       .filter((agent) => agent.status !== 'error')
       .map((agent) => agent.id);
     const idsOf = (resources: Iterable<{ labels: Record<string, string> }>) =>

@@ -1,13 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Agent } from '@svc/contract';
+import { listAgents } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crashScenario } from '../test/crash-scenario.js';
-import { freePort, startService, stopService } from '../test/service-process.js';
+import { freePort, startService, stopLocalMachines, stopService } from '../test/service-process.js';
 import { waitFor } from '../test/wait.js';
 
 describe('a service killed mid-operation recovers', () => {
@@ -15,14 +15,7 @@ describe('a service killed mid-operation recovers', () => {
   const processes: ChildProcess[] = [];
   afterAll(async () => {
     for (const child of processes) child.kill('SIGKILL');
-    // Machine processes are detached (they outlive the service, as VMs do): stop them too.
-    const machines = path.join(dataDir, 'machines');
-    for (const id of await readdir(machines).catch(() => [] as string[])) {
-      try {
-        const { pid } = JSON.parse(await readFile(path.join(machines, id, 'machine.json'), 'utf8'));
-        if (pid) process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
+    await stopLocalMachines(dataDir);
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -37,7 +30,7 @@ describe('a service killed mid-operation recovers', () => {
       PUBLIC_URL: base,
       PROVISION_TIMEOUT_MS: '4000',
     };
-    const scenario = crashScenario(base, 60_000);
+    const scenario = crashScenario(base, 120_000);
     const { client } = scenario;
 
     const first = startService(env);
@@ -67,7 +60,7 @@ describe('a service killed mid-operation recovers', () => {
 
     const second = startService(env);
     processes.push(second);
-    await scenario.expectRecovered(inFlight, 60_000);
+    await scenario.expectRecovered(inFlight, 120_000);
     await waitFor(
       () => !existsSync(path.join(dataDir, 'machines', orphan)),
       60_000,
@@ -75,7 +68,7 @@ describe('a service killed mid-operation recovers', () => {
     );
 
     const machines = await readdir(path.join(dataDir, 'machines'));
-    const owned = ((await client.get('/api/agents')).body as Agent[]).map((a) => a.id);
+    const owned = (await client.call(listAgents)).body.map((a) => a.id);
     expect(machines.every((id) => owned.includes(id))).toBe(true);
     expect(machines).toEqual([toStop.id]);
 

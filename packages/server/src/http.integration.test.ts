@@ -1,4 +1,15 @@
-import { SESSION_COOKIE } from '@svc/contract';
+import {
+  createOrg,
+  getAgent,
+  getMe,
+  healthz,
+  openapi,
+  readyz,
+  SESSION_COOKIE,
+  signIn,
+  signOut,
+  signUp,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../test/test-context.js';
 import { databaseKinds } from '../test/test-db.js';
@@ -39,14 +50,14 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
   });
 
   it('sets a request id on every answer, and keeps a well-formed one the client sent', async () => {
-    const res = await t.client.get('/healthz');
+    const res = await t.client.call(healthz);
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const mine = await t.client.get('/healthz', { headers: { 'x-request-id': 'trace-123' } });
+    const mine = await t.client.call(healthz, {}, { headers: { 'x-request-id': 'trace-123' } });
     expect(mine.headers.get('x-request-id')).toBe('trace-123');
   });
 
   it('sends security headers', async () => {
-    const res = await t.client.get('/healthz');
+    const res = await t.client.call(healthz);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
@@ -57,36 +68,32 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     const client = t.newClient();
     await signUpUser(client);
     const body = { name: 'Csrf Org', slug: `csrf-${kind}` };
-    const evil = await client.post('/api/orgs', body, { origin: 'https://evil.example' });
+    const evil = await client.callError(createOrg, { body }, { origin: 'https://evil.example' });
     expect(evil).toMatchObject({ status: 403, body: { error: 'forbidden' } });
-    const noOrigin = await client.post('/api/orgs', body, { origin: null });
+    const noOrigin = await client.callError(createOrg, { body }, { origin: null });
     expect(noOrigin.status).toBe(403);
-    const crossSite = await client.post('/api/orgs', body, {
-      origin: null,
-      headers: { 'sec-fetch-site': 'cross-site' },
-    });
-    expect(crossSite.status).toBe(403);
-    expect((await client.get('/api/me')).body.accounts).toHaveLength(1);
-    const ok = await client.post('/api/orgs', body);
-    expect(ok.status).toBe(201);
-    const sameOrigin = await client.post(
-      '/api/orgs',
-      { ...body, slug: `csrf2-${kind}` },
-      {
-        origin: null,
-        headers: { 'sec-fetch-site': 'same-origin' },
-      },
+    const crossSite = await client.callError(
+      createOrg,
+      { body },
+      { origin: null, headers: { 'sec-fetch-site': 'cross-site' } },
     );
-    expect(sameOrigin.status).toBe(201);
+    expect(crossSite.status).toBe(403);
+    expect((await client.call(getMe)).body.accounts).toHaveLength(1);
+    await client.call(createOrg, { body });
+    await client.call(
+      createOrg,
+      { body: { ...body, slug: `csrf2-${kind}` } },
+      { origin: null, headers: { 'sec-fetch-site': 'same-origin' } },
+    );
   });
 
   it('lets clients without cookies (curl, CLI) sign in without an Origin', async () => {
     await signUpUser(t.newClient(), { email: 'curl@example.com' });
     const res = await t
       .newClient()
-      .post(
-        '/api/auth/sign-in',
-        { email: 'curl@example.com', password: 'correct horse battery' },
+      .call(
+        signIn,
+        { body: { email: 'curl@example.com', password: 'correct horse battery' } },
         { origin: null },
       );
     expect(res.status).toBe(200);
@@ -96,17 +103,15 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     t.logs.lines.length = 0;
     const client = t.newClient();
     const password = 'Very-Secret-Password-42';
-    await client.post('/api/auth/sign-up', {
-      email: 'logged@example.com',
-      password,
-      name: 'Logged',
+    await client.call(signUp, {
+      body: { email: 'logged@example.com', password, name: 'Logged' },
     });
     const first = client.cookies.get(SESSION_COOKIE) as string;
-    await client.post('/api/auth/sign-in', { email: 'logged@example.com', password });
+    await client.call(signIn, { body: { email: 'logged@example.com', password } });
     const second = client.cookies.get(SESSION_COOKIE) as string;
-    await t
-      .newClient()
-      .post('/api/auth/sign-in', { email: 'logged@example.com', password: `${password}-wrong` });
+    await t.newClient().callError(signIn, {
+      body: { email: 'logged@example.com', password: `${password}-wrong` },
+    });
     const text = t.logs.text();
     const paths = t.logs.entries().map((e) => e.path);
     expect(paths).toEqual(expect.arrayContaining(['/api/auth/sign-up', '/api/auth/sign-in']));
@@ -119,11 +124,13 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
 
   it('logs health checks and successful reads (polling) at debug, changes and refusals at info', async () => {
     t.logs.lines.length = 0;
-    await t.client.get('/healthz');
-    await t.client.get('/readyz');
-    await t.client.get('/api/openapi.json');
-    await t.client.get('/api/agents/00000000-0000-4000-8000-000000000000');
-    await t.client.post('/api/auth/sign-out');
+    await t.client.call(healthz);
+    await t.client.call(readyz);
+    await t.client.call(openapi);
+    await t.client.callError(getAgent, {
+      params: { id: '00000000-0000-4000-8000-000000000000' },
+    });
+    await t.client.call(signOut);
     const levelOf = (path: string) =>
       t.logs.entries().find((e) => e.path === path && e.msg === 'request')?.level;
     // pino's levels: debug 20, info 30.
@@ -140,7 +147,7 @@ describe.each(databaseKinds)('HTTP rules everywhere on %s', (kind) => {
     await signUpUser(client);
     await broken.ctx.jobs.stop();
     await broken.ctx.database.close();
-    const res = await client.get('/api/me');
+    const res = await client.callError(getMe);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'internal_error' });
     const requestId = res.headers.get('x-request-id');

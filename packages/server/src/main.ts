@@ -60,6 +60,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
     await service.stop().catch(() => {});
     throw error;
   }
+  // Every role says it once its start-up work is done (a worker has no /readyz to ask).
+  loggers.root.info({ role }, 'started');
 
   const { readiness } = service.ctx;
   const stop = async (signal: string) => {

@@ -1,4 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { openapi } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../test/test-context.js';
 
@@ -10,8 +11,7 @@ describe('GET /api/openapi.json', () => {
   afterAll(() => t?.close());
 
   it('is a valid OpenAPI 3.1 document', async () => {
-    const res = await t.client.get('/api/openapi.json');
-    expect(res.status).toBe(200);
+    const res = await t.client.call(openapi);
     expect(res.body.openapi).toBe('3.1.0');
     const validator = new Validator();
     const result = await validator.validate(res.body);
@@ -21,7 +21,7 @@ describe('GET /api/openapi.json', () => {
   });
 
   it('lists every route the app serves, and nothing else', async () => {
-    const doc = (await t.client.get('/api/openapi.json')).body as {
+    const doc = (await t.client.call(openapi)).body as {
       paths: Record<string, Record<string, unknown>>;
     };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
@@ -38,24 +38,27 @@ describe('GET /api/openapi.json', () => {
   });
 
   it('describes request bodies and the error envelope from the contract schemas', async () => {
-    const doc = (await t.client.get('/api/openapi.json')).body;
-    const signUp = doc.paths['/api/auth/sign-up'].post;
-    expect(signUp.requestBody.content['application/json'].schema.required).toEqual([
-      'email',
-      'password',
-      'name',
-    ]);
-    expect(signUp.responses['409'].content['application/json'].schema.$ref).toBe(
+    const doc = (await t.client.call(openapi)).body;
+    const signUp = ['paths', '/api/auth/sign-up', 'post'];
+    const json = ['content', 'application/json', 'schema'];
+    expect(doc).toHaveProperty(
+      [...signUp, 'requestBody', ...json, 'required'],
+      ['email', 'password', 'name'],
+    );
+    expect(doc).toHaveProperty(
+      [...signUp, 'responses', '409', ...json, '$ref'],
       '#/components/schemas/ErrorEnvelope',
     );
     // A user's endpoints take the session cookie or a personal access token; a few, the cookie only.
-    expect(doc.paths['/api/me'].get.security).toEqual([{ session: [] }, { apiToken: [] }]);
-    expect(doc.paths['/api/me/tokens'].post.security).toEqual([{ session: [] }]);
-    expect(doc.components.securitySchemes.apiToken).toMatchObject({
-      type: 'http',
-      scheme: 'bearer',
+    expect(doc).toHaveProperty(
+      ['paths', '/api/me', 'get', 'security'],
+      [{ session: [] }, { apiToken: [] }],
+    );
+    expect(doc).toHaveProperty(['paths', '/api/me/tokens', 'post', 'security'], [{ session: [] }]);
+    expect(doc).toMatchObject({
+      components: { securitySchemes: { apiToken: { type: 'http', scheme: 'bearer' } } },
     });
     // A change may be refused to a read token (403 insufficient_scope).
-    expect(doc.paths['/api/agents'].post.responses['403']).toBeDefined();
+    expect(doc).toHaveProperty(['paths', '/api/agents', 'post', 'responses', '403']);
   });
 });

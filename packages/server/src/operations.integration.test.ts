@@ -1,3 +1,4 @@
+import { getMe, healthz, readyz } from '@svc/contract';
 import { describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { createTestContext, TEST_ENV } from '../test/test-context.js';
@@ -12,8 +13,8 @@ describe('health and readiness', () => {
   it('answers /healthz and /readyz when migrated', async () => {
     const t = await createTestContext('pglite');
     try {
-      expect(await t.client.get('/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
-      expect(await t.client.get('/readyz')).toMatchObject({
+      expect(await t.client.call(healthz)).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(await t.client.call(readyz)).toMatchObject({
         status: 200,
         body: { status: 'ready', checks: { database: true, migrations: true } },
       });
@@ -31,13 +32,13 @@ describe('health and readiness', () => {
       parts: { database },
     });
     const client = new TestClient(service.app, config.http.publicUrl);
-    expect(await client.get('/readyz')).toMatchObject({
+    expect(await client.send(readyz)).toMatchObject({
       status: 503,
       body: { status: 'not_ready', checks: { database: true, migrations: false } },
     });
-    expect((await client.get('/healthz')).status).toBe(200);
+    await client.call(healthz);
     await database.close();
-    expect(await client.get('/readyz')).toMatchObject({
+    expect(await client.send(readyz)).toMatchObject({
       status: 503,
       body: { checks: { database: false, migrations: false } },
     });
@@ -51,13 +52,13 @@ describe('health and readiness', () => {
       readiness.move('starting');
       const app = createApp({ ...t.ctx, readiness });
       const client = new TestClient(app, t.ctx.config.http.publicUrl);
-      expect((await client.get('/healthz')).status).toBe(200);
-      expect(await client.get('/readyz')).toMatchObject({
+      await client.call(healthz);
+      expect(await client.send(readyz)).toMatchObject({
         status: 503,
         body: { status: 'not_ready', checks: { database: true, migrations: true, started: false } },
       });
       let answered = false;
-      const me = client.get('/api/me').then((res) => {
+      const me = client.callError(getMe).then((res) => {
         answered = true;
         return res;
       });
@@ -65,7 +66,7 @@ describe('health and readiness', () => {
       expect(answered).toBe(false);
       readiness.move('ready');
       expect((await me).status).toBe(401);
-      expect(await client.get('/readyz')).toMatchObject({
+      expect(await client.call(readyz)).toMatchObject({
         status: 200,
         body: { status: 'ready', checks: { started: true } },
       });

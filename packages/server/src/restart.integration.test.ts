@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { signIn, signUp } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../test/test-client.js';
 import { FAST_PASSWORDS, TEST_ENV } from '../test/test-context.js';
@@ -63,21 +64,16 @@ describe('a restart keeps what was stored', () => {
     async (_, makeEnv) => {
       const env = await makeEnv();
       const first = await boot(env);
-      const signUp = await first.client.post('/api/auth/sign-up', {
-        email: 'persist@example.com',
-        password: 'survives restarts',
-        name: 'Persist',
+      const signedUp = await first.client.call(signUp, {
+        body: { email: 'persist@example.com', password: 'survives restarts', name: 'Persist' },
       });
-      expect(signUp.status).toBe(201);
       await first.service.stop();
 
       const second = await boot(env);
-      const signIn = await second.client.post('/api/auth/sign-in', {
-        email: 'persist@example.com',
-        password: 'survives restarts',
+      const signedIn = await second.client.call(signIn, {
+        body: { email: 'persist@example.com', password: 'survives restarts' },
       });
-      expect(signIn.status).toBe(200);
-      expect(signIn.body.user.id).toBe(signUp.body.user.id);
+      expect(signedIn.body.user.id).toBe(signedUp.body.user.id);
       await second.service.stop();
     },
     // Two boots of a whole service (PGlite, migrations, pg-boss): slow on a loaded machine.

@@ -1,5 +1,6 @@
 import { getMe, SESSION_COOKIE, signIn, signOut, signUp } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorOf } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { SESSION_TTL_MS } from './sessions.js';
@@ -69,10 +70,11 @@ describe.each(databaseKinds)('sign-in and sessions on %s', (kind) => {
       .newClient()
       .post('/api/auth/sign-up', { email: 'not-an-email', password: 'short' });
     expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_request');
-    const paths = res.body.issues.map((i: { path: string[] }) => i.path.join('.'));
+    const { error, issues = [] } = errorOf(res);
+    expect(error).toBe('invalid_request');
+    const paths = issues.map((i) => i.path.join('.'));
     expect(paths).toEqual(expect.arrayContaining(['body.email', 'body.password', 'body.name']));
-    for (const issue of res.body.issues)
+    for (const issue of issues)
       expect(issue).toMatchObject({ message: expect.any(String), code: expect.any(String) });
   });
 

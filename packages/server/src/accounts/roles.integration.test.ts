@@ -1,12 +1,22 @@
 import {
   type Access,
+  activateSubscription,
+  addMember,
   allEndpoints,
   buildPath,
+  changeMemberRole,
+  cloneAgent,
+  createInvitation,
   DEFAULT_FIREWALL_RULES,
   ENDPOINT_ACCESS,
   type Endpoint,
+  ErrorEnvelope,
+  listMembers,
   parseRequestPart,
+  removeMember,
   roleAtLeast,
+  shareAgentPort,
+  transferAgent,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertTestInvoice } from '../../test/billing-fixture.js';
@@ -22,6 +32,7 @@ import {
 } from '../../test/roles-fixture.js';
 import type { RawResponse, TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
 
 // The rights table (`ENDPOINT_ACCESS`, docs/roles.md) against the service: every endpoint a user
 // may call runs as the owner, an admin and a member of an organization with an active
@@ -44,7 +55,37 @@ const inOrg = (fx: RolesFixture) => ({ params: { id: fx.org.id } });
 const ofAgent = (fx: RolesFixture) => ({ params: { id: fx.agentId } });
 const ofPlainVm = (fx: RolesFixture) => ({ params: { id: fx.plainVmId } });
 const ofOrg = (fx: RolesFixture) => ({ query: { accountId: fx.org.id } });
+
+/**
+ * A ready snapshot of the fixture's running machine, taken by the owner (once the machine's
+ * earlier snapshot, if any, is done: one at a time), for the calls that name one.
+ */
+async function readySnapshot(fx: RolesFixture, kind: 'agents' | 'plain-vms') {
+  const id = kind === 'agents' ? fx.agentId : fx.plainVmId;
+  const { client } = fx.callers.owner;
+  const base = `/api/${kind}/${id}/snapshots`;
+  type Listed = { snapshots: { id: string; status: string }[] };
+  // The ones earlier calls left, removed: the machine stays below its limit.
+  for (const old of ((await client.request('GET', base)).body as Listed).snapshots) {
+    if (old.status !== 'creating') await client.request('DELETE', `${base}/${old.id}`);
+  }
+  const made = await waitFor(async () => {
+    const res = await client.request('POST', base, { body: { name: uniqueName('snap') } });
+    return res.status === 202 && (res.body as { id: string });
+  }, 30_000);
+  await waitFor(async () => {
+    const { snapshots } = (await client.request('GET', base)).body as Listed;
+    return snapshots.find((s) => s.id === made.id)?.status === 'ready';
+  }, 30_000);
+  return { params: { id, snapshotId: made.id } };
+}
 const none = () => ({});
+/** The fixture's Agent's `port`, shared with its account by the owner. */
+const sharedPort = async (fx: RolesFixture, port: number) => {
+  const params = { id: fx.agentId, port };
+  await fx.callers.owner.client.call(shareAgentPort, { params, body: { share: 'account' } });
+  return { id: fx.agentId, port: String(port) };
+};
 const invoices = new WeakMap<RolesFixture, Promise<number>>();
 /** The organization's invoice (one per fixture), by its number. */
 const invoiceOf = async (fx: RolesFixture) => {
@@ -62,6 +103,8 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   changePassword: () => ({ body: { currentPassword: PASSWORD, newPassword: PASSWORD } }),
   listSessions: none,
   endSession: async (fx, c) => ({ params: { id: await fx.newSession(c) } }),
+  getNoticePreferences: none,
+  updateNoticePreferences: () => ({ body: { agent_idle_stopped: true } }),
   resendVerification: none,
   createApiToken: () => ({ body: { name: 'script', scope: 'read' } }),
   listApiTokens: none,
@@ -95,7 +138,8 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   activateSubscription: inOrg,
   deactivateSubscription: (fx) => ({
     ...inOrg(fx),
-    after: () => fx.callers.owner.client.post(`/api/accounts/${fx.org.id}/subscription`),
+    // Puts the subscription back; either answer will do, as a refused caller left it active.
+    after: () => fx.callers.owner.client.send(activateSubscription, inOrg(fx)),
   }),
   listSlots: inOrg,
   // The slot is in use: managers get 409 after the role check, and the slot stays.
@@ -117,6 +161,7 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   }),
   listAgents: ofOrg,
   getAgent: ofAgent,
+  updateAgent: (fx) => ({ ...ofAgent(fx), body: { idleStopMinutes: 0 } }),
   startAgent: ofAgent,
   stopAgent: async (fx) => ({ params: { id: await fx.runningAgent() } }),
   restartAgent: (fx) => ({ ...ofAgent(fx), after: () => fx.running('agents', fx.agentId) }),
@@ -128,7 +173,23 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   // Into its own account: refused (400) after the role check, so the Agent stays where it is.
   transferAgent: (fx) => ({ ...ofAgent(fx), body: { targetAccountId: fx.org.id } }),
   setAgentBilling: (fx) => ({ ...ofAgent(fx), body: { billingType: 'metered' } }),
+  // Its own size: allowed and a no-op, so each caller finds it as it was.
+  resizeAgent: (fx) => ({ ...ofAgent(fx), body: { size: 'small' } }),
+  listAgentSnapshots: ofAgent,
+  // A snapshot of the running Agent (a 409 once its limit is reached still passed the roles).
+  createAgentSnapshot: (fx, c) => ({ ...ofAgent(fx), body: { name: uniqueName(`${c.kind}`) } }),
+  deleteAgentSnapshot: (fx) => readySnapshot(fx, 'agents'),
+  // Of the running Agent: 409 (stop it first) after the role check.
+  restoreAgentSnapshot: (fx) => readySnapshot(fx, 'agents'),
   openAgentGateway: ofAgent,
+  listAgentPorts: ofAgent,
+  shareAgentPort: (fx) => ({
+    params: { id: fx.agentId, port: '3001' },
+    body: { share: 'account' },
+  }),
+  // Shared by the owner first: each caller's call finds the port shared.
+  unshareAgentPort: async (fx) => ({ params: await sharedPort(fx, 3002) }),
+  openAgentPort: async (fx) => ({ params: await sharedPort(fx, 3003), body: {} }),
 
   createPlainVm: (fx, c) => ({
     body: {
@@ -152,7 +213,16 @@ const EXAMPLES: Readonly<Record<string, Example>> = {
   }),
   deletePlainVm: async (fx) => ({ params: { id: await fx.runningPlainVm() } }),
   setPlainVmBilling: (fx) => ({ ...ofPlainVm(fx), body: { billingType: 'metered' } }),
+  resizePlainVm: (fx) => ({ ...ofPlainVm(fx), body: { tier: 'small' } }),
+  updatePlainVm: (fx) => ({ ...ofPlainVm(fx), body: { backups: { enabled: false, keep: 7 } } }),
   transferPlainVm: (fx) => ({ ...ofPlainVm(fx), body: { targetAccountId: fx.org.id } }),
+  listPlainVmSnapshots: ofPlainVm,
+  createPlainVmSnapshot: (fx, c) => ({
+    ...ofPlainVm(fx),
+    body: { name: uniqueName(`${c.kind}`) },
+  }),
+  deletePlainVmSnapshot: (fx) => readySnapshot(fx, 'plain-vms'),
+  restorePlainVmSnapshot: (fx) => readySnapshot(fx, 'plain-vms'),
   getPlainVmFirewall: ofPlainVm,
   putPlainVmFirewall: (fx) => ({ ...ofPlainVm(fx), body: { rules: DEFAULT_FIREWALL_RULES } }),
 
@@ -203,6 +273,12 @@ function outcomeOf(access: Access, caller: CallerKind): Outcome {
   return roleAtLeast(caller, access) ? 'allowed' : 'forbidden';
 }
 
+/** The code of an answer in the error envelope; `undefined` for any other answer. */
+function errorCode(res: RawResponse) {
+  const envelope = ErrorEnvelope.safeParse(res.body);
+  return envelope.success ? envelope.data.error : undefined;
+}
+
 /** Why the answer is not `want`, or `undefined` when it is. */
 function mismatch(want: Outcome, res: RawResponse): string | undefined {
   const got = `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
@@ -212,7 +288,7 @@ function mismatch(want: Outcome, res: RawResponse): string | undefined {
       : undefined;
   }
   const status = want === 'forbidden' ? 403 : 404;
-  return res.status === status && res.body?.error === want ? undefined : `${want}, got ${got}`;
+  return res.status === status && errorCode(res) === want ? undefined : `${want}, got ${got}`;
 }
 
 /** A path with a made-up id in every parameter, for calls refused before the route runs. */
@@ -296,54 +372,69 @@ describe.each(databaseKinds)('who may call each endpoint, on %s', { timeout: 180
   it('holds the finer rules of the notes', async () => {
     const { owner, admin, member } = fx.callers;
     const org = fx.org.id;
-    const members = `/api/orgs/${org}/members`;
-    const status = async (res: Promise<RawResponse>) => (await res).status;
+    const ofMember = (userId: string) => ({ params: { id: org, userId } });
 
     // Only owners add, invite or make an owner; an admin cannot demote or remove one.
-    const adding = async (as: Caller) =>
-      as.client.post(members, { email: (await fx.newUser()).email, role: 'owner' });
-    expect(await status(adding(admin))).toBe(403);
-    expect(await status(adding(owner))).toBe(202);
+    const addingOwner = async () => ({
+      params: { id: org },
+      body: { email: (await fx.newUser()).email, role: 'owner' as const },
+    });
+    expect((await admin.client.callError(addMember, await addingOwner())).status).toBe(403);
+    expect((await owner.client.call(addMember, await addingOwner())).status).toBe(202);
     const coOwner = { userId: (await fx.newMember('owner')).id };
-    const invite = (as: Caller) =>
-      as.client.post(`/api/orgs/${org}/invitations`, {
-        email: `${uniqueName('owner')}@example.com`,
-        role: 'owner',
-      });
-    expect(await status(invite(admin))).toBe(403);
-    expect(await status(invite(owner))).toBe(201);
+    const invitingOwner = () => ({
+      params: { id: org },
+      body: { email: `${uniqueName('owner')}@example.com`, role: 'owner' as const },
+    });
+    expect((await admin.client.callError(createInvitation, invitingOwner())).status).toBe(403);
+    expect((await owner.client.call(createInvitation, invitingOwner())).status).toBe(201);
     const promoted = await fx.newMember();
-    expect(await status(admin.client.patch(`${members}/${promoted.id}`, { role: 'owner' }))).toBe(
-      403,
-    );
     expect(
-      await status(admin.client.patch(`${members}/${coOwner.userId}`, { role: 'admin' })),
+      (
+        await admin.client.callError(changeMemberRole, {
+          ...ofMember(promoted.id),
+          body: { role: 'owner' },
+        })
+      ).status,
     ).toBe(403);
-    expect(await status(admin.client.delete(`${members}/${coOwner.userId}`))).toBe(403);
-    expect(await status(owner.client.delete(`${members}/${coOwner.userId}`))).toBe(204);
+    expect(
+      (
+        await admin.client.callError(changeMemberRole, {
+          ...ofMember(coOwner.userId),
+          body: { role: 'admin' },
+        })
+      ).status,
+    ).toBe(403);
+    expect((await admin.client.callError(removeMember, ofMember(coOwner.userId))).status).toBe(403);
+    expect((await owner.client.call(removeMember, ofMember(coOwner.userId))).status).toBe(204);
     // The last owner stays.
-    expect((await owner.client.delete(`${members}/${owner.id}`)).body.error).toBe('last_owner');
+    expect((await owner.client.callError(removeMember, ofMember(owner.id))).body.error).toBe(
+      'last_owner',
+    );
 
     // Every member may leave.
     const leaving = await fx.newMember();
-    expect(await status(leaving.client.delete(`${members}/${leaving.id}`))).toBe(204);
-    expect(await status(leaving.client.get(members))).toBe(404);
+    expect((await leaving.client.call(removeMember, ofMember(leaving.id))).status).toBe(204);
+    expect((await leaving.client.callError(listMembers, { params: { id: org } })).status).toBe(404);
 
     // A clone leaves the account only by a manager of the source's.
-    const clone = (as: Caller) =>
-      as.client.post(`/api/agents/${fx.agentId}/clone`, {
+    const clone = (as: Caller) => ({
+      params: { id: fx.agentId },
+      body: {
         name: 'elsewhere',
         size: 'small',
         billingType: 'metered',
         accountId: as.personalId,
-      });
-    expect((await clone(member)).body.error).toBe('forbidden');
-    expect(await status(clone(admin))).not.toBe(403);
+      } as const,
+    });
+    expect((await member.client.callError(cloneAgent, clone(member))).body.error).toBe('forbidden');
+    expect((await admin.client.send(cloneAgent, clone(admin))).status).not.toBe(403);
 
     // A transfer needs membership of the target too: 403 there, not 404.
     const elsewhere = await fx.newOrg('elsewhere');
-    const transfer = await admin.client.post(`/api/agents/${fx.agentId}/transfer`, {
-      targetAccountId: elsewhere.id,
+    const transfer = await admin.client.callError(transferAgent, {
+      params: { id: fx.agentId },
+      body: { targetAccountId: elsewhere.id },
     });
     expect(transfer.body.error).toBe('forbidden');
   });
@@ -355,7 +446,7 @@ describe.each(databaseKinds)('who may call each endpoint, on %s', { timeout: 180
     const write = bearer((await fx.newApiToken(owner, 'write')).token);
     const failures: string[] = [];
     const expectError = (endpoint: Endpoint, res: RawResponse, error: string) => {
-      if (res.body?.error !== error) {
+      if (errorCode(res) !== error) {
         failures.push(`${endpoint.id}: ${error}, got ${res.status} ${JSON.stringify(res.body)}`);
       }
     };

@@ -1,3 +1,4 @@
+import { signIn as signInEndpoint, signUp as signUpEndpoint } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
@@ -21,7 +22,7 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
     return (await signUpUser(t.newClient(), { email: `owner${n}@example.com` })).user.email;
   };
   const signIn = (address: string, email: string, password: string) =>
-    t.newClient(address).post('/api/auth/sign-in', { email, password });
+    t.newClient(address).send(signInEndpoint, { body: { email, password } });
 
   it('a storm of wrong passwords from elsewhere does not lock the owner out', async () => {
     const email = await newOwner();
@@ -71,7 +72,7 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
     const client = t.newClient('203.0.116.1');
     const statuses = await Promise.all(
       Array.from({ length: 25 }, () =>
-        client.post('/api/auth/sign-in', { email, password: 'guess' }).then((r) => r.status),
+        client.send(signInEndpoint, { body: { email, password: 'guess' } }).then((r) => r.status),
       ),
     );
     const { free } = SIGN_IN_LIMITS.perAccountAddress;
@@ -113,10 +114,8 @@ describe.each(databaseKinds)('sign-in and sign-up limits on %s', (kind) => {
   it('limits sign-ups per address', async () => {
     const { free, baseDelayMs } = SIGN_UP_LIMITS.perAddress;
     const signUp = (address: string, i: number) =>
-      t.newClient(address).post('/api/auth/sign-up', {
-        email: `signup-${address}-${i}@example.com`,
-        password: PASSWORD,
-        name: 'Sign-up',
+      t.newClient(address).send(signUpEndpoint, {
+        body: { email: `signup-${address}-${i}@example.com`, password: PASSWORD, name: 'Sign-up' },
       });
     for (let i = 0; i < free; i++) expect((await signUp('203.0.118.1', i)).status).toBe(201);
     const blocked = await signUp('203.0.118.1', free);
@@ -142,9 +141,9 @@ describe.each(databaseKinds)('limits behind a trusted proxy on %s', (kind) => {
     const viaProxy = (i: number, seenByProxy: string, password: string) =>
       t
         .newClient('10.0.0.2')
-        .post(
-          '/api/auth/sign-in',
-          { email: user.email, password },
+        .send(
+          signInEndpoint,
+          { body: { email: user.email, password } },
           { headers: { 'x-forwarded-for': `192.0.2.${i}, ${seenByProxy}` } },
         );
     for (let i = 0; i < free; i++) {

@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createAgent, getMe, signIn } from '@svc/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { admin, adminIn } from '../../test/admin-cli.js';
 import { TestClient } from '../../test/test-client.js';
@@ -96,28 +97,22 @@ describe('operator CLI', () => {
       });
 
       const client = new TestClient(service.app, config.http.publicUrl);
-      expect(
-        (
-          await client.post('/api/auth/sign-in', {
-            email: 'member@example.com',
-            password: 'member pass',
-          })
-        ).status,
-      ).toBe(200);
-      const acme = (await client.get('/api/me')).body.accounts.find(
-        (a: { slug: string }) => a.slug === 'acme',
-      );
+      await client.call(signIn, {
+        body: { email: 'member@example.com', password: 'member pass' },
+      });
+      const acme = (await client.call(getMe)).body.accounts.find((a) => a.slug === 'acme');
       expect(acme).toMatchObject({ role: 'admin', subscriptionActive: true });
 
       // Agent commands: nested names, positional id, a switch.
-      const created = await client.post('/api/agents', {
-        name: 'ops',
-        size: 'small',
-        region: 'eu',
-        billingType: 'metered',
-        accountId: acme.id,
+      const created = await client.call(createAgent, {
+        body: {
+          name: 'ops',
+          size: 'small',
+          region: 'eu',
+          billingType: 'metered',
+          accountId: acme?.id,
+        },
       });
-      expect(created.status).toBe(201);
       const legacy = await admin(env, 'agent', 'legacy', created.body.id);
       expect(JSON.parse(legacy.stdout)).toMatchObject({
         id: created.body.id,

@@ -65,6 +65,12 @@ export const adminCommands: Readonly<Record<string, AdminCommand>> = {
       });
     },
   }),
+  'pool status': command({
+    summary: "The warm pool's cells (INCUS_WARM_POOL): machines wanted, ready and starting",
+    args: z.object({}),
+    list: true,
+    run: async (ctx) => (await ctx.compute.poolStatus?.()) ?? [],
+  }),
   'agent legacy': command({
     summary: 'Move an Agent to the legacy cohort (provider fly)',
     args: z.object({ id: z.uuid() }),

@@ -13,6 +13,7 @@ import {
 import { metricValue } from '../../test/metric-value.js';
 import type { TestClient } from '../../test/test-client.js';
 import { databaseKinds } from '../../test/test-db.js';
+import { waitFor } from '../../test/wait.js';
 import { createConnectionTokens } from './connection-tokens.js';
 import { createProviderClients } from './oauth-client.js';
 
@@ -96,19 +97,38 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       provider: 'suite',
     });
     await (await standIns.suite.provider.RefreshToken.find(refresh))?.destroy();
-    const path = `/api/apps/${user.connectionId}/token`;
+    const token = () =>
+      user.client.callError(getConnectionToken, { params: { id: user.connectionId } });
     const dead = () => refreshes(t, 'suite', 'dead');
     const deadBefore = await dead();
-    expect(await user.client.get(path)).toMatchObject({
-      status: 410,
-      body: { error: 'connection_error' },
-    });
+    const registry = t.ctx.metrics.registry;
+    const gone = () =>
+      metricValue(registry, 'svc_app_token_requests_total', { provider: 'suite', outcome: '410' });
+    const tokenCalls = () =>
+      metricValue(registry, 'svc_app_provider_request_duration_seconds', {
+        provider: 'suite',
+        endpoint: 'token',
+      });
+    const before = { gone: await gone(), tokenCalls: await tokenCalls() };
+    expect(await token()).toMatchObject({ status: 410, body: { error: 'connection_error' } });
     expect((await connectionRow(t, user.connectionId)).status).toBe('error');
     expect((await user.client.call(listAppConnections)).body[0]?.status).toBe('error');
     expect(await dead()).toBe(deadBefore + 1);
     const calls = standIns.suite.counts.token;
-    expect((await user.client.get(path)).status).toBe(410);
+    expect((await token()).status).toBe(410);
     expect(standIns.suite.counts.token).toBe(calls);
+    // Both answers counted as 410; the provider's token endpoint was timed once, for the first.
+    expect(await gone()).toBe(before.gone + 2);
+    expect(await tokenCalls()).toBe(before.tokenCalls + 1);
+    // Its owners are told once, in the move's transaction: the second 410 moved nothing.
+    const notices = () =>
+      t.ctx.database.db
+        .selectFrom('noticeEvents')
+        .select('kind')
+        .where('accountId', '=', user.accountId)
+        .execute();
+    await waitFor(async () => (await notices()).length > 0, 15_000, 'the notice job');
+    expect(await notices()).toEqual([{ kind: 'connection_error' }]);
   });
 
   it.each([
@@ -123,11 +143,11 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       const { t, standIns } = apps;
       const user = await connectedUser(t, 'music');
       await expireAccessToken(t, user.connectionId);
-      const path = `/api/apps/${user.connectionId}/token`;
+      const params = { id: user.connectionId };
       const unavailable = await refreshes(t, 'music', 'unavailable');
       const refreshed = await refreshes(t, 'music', 'refreshed');
       standIns.music.faults = fault;
-      expect(await user.client.get(path)).toMatchObject({
+      expect(await user.client.callError(getConnectionToken, { params })).toMatchObject({
         status: 503,
         body: { error: 'refresh_unavailable' },
       });
@@ -135,7 +155,7 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
       expect(row.status).toBe('active');
       expect(row.refreshLeaseOwner).toBeNull();
       standIns.music.faults = {};
-      expect((await user.client.get(path)).status).toBe(200);
+      expect((await user.client.call(getConnectionToken, { params })).status).toBe(200);
       expect(await refreshes(t, 'music', 'unavailable')).toBe(unavailable + 1);
       expect(await refreshes(t, 'music', 'refreshed')).toBe(refreshed + 1);
     },
@@ -166,17 +186,17 @@ describe.each(databaseKinds)('token refresh on %s', (kind) => {
     const otherKey = `other:${Buffer.alloc(32, 9).toString('base64')}`;
     const wrongKeys = await secondProcess({ ...allEnv(), ENCRYPTION_KEYS: otherKey });
     for (const [name, value] of user.client.cookies) wrongKeys.cookies.set(name, value);
-    const path = `/api/apps/${user.connectionId}/token`;
-    expect(await wrongKeys.get(path)).toMatchObject({
+    const params = { id: user.connectionId };
+    expect(await wrongKeys.callError(getConnectionToken, { params })).toMatchObject({
       status: 503,
       body: { error: 'refresh_unavailable' },
     });
     await expireAccessToken(t, user.connectionId);
-    expect((await wrongKeys.get(path)).status).toBe(503);
+    expect((await wrongKeys.callError(getConnectionToken, { params })).status).toBe(503);
     const row = await connectionRow(t, user.connectionId);
     expect(row).toMatchObject({ status: 'active', refreshLeaseOwner: null });
     expect(t.logs.text()).toContain('stored token does not open with ENCRYPTION_KEYS');
-    expect((await user.client.get(path)).status).toBe(200);
+    expect((await user.client.call(getConnectionToken, { params })).status).toBe(200);
   });
 
   it('a provider that is not configured (any more): 503, the connection stays active', async () => {
@@ -347,6 +367,7 @@ describe.each(databaseKinds)('tokens that live 60 seconds on %s', (kind) => {
       clients: createProviderClients(t.ctx.config, t.ctx.secrets),
       log: t.ctx.log.root,
       metrics: t.ctx.metrics,
+      notices: t.ctx.notices,
       refreshTimeoutMs: t.ctx.config.timing.refreshTimeoutMs,
     });
     const late = await otherProcessTokens.tokenFor(before);
@@ -373,9 +394,11 @@ async function concurrentTokenRequests(
   await options.makeStale(user.connectionId);
   const callsBefore = standIns[provider].counts.token;
   standIns[provider].faults = { delayMs: 300 };
-  const path = `/api/apps/${user.connectionId}/token`;
+  const params = { id: user.connectionId };
   const responses = await Promise.all(
-    Array.from({ length: options.count }, (_, i) => (i % 2 ? other : user.client).get(path)),
+    Array.from({ length: options.count }, (_, i) =>
+      (i % 2 ? other : user.client).call(getConnectionToken, { params }),
+    ),
   ).finally(() => {
     standIns[provider].faults = {};
   });

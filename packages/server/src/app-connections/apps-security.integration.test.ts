@@ -105,14 +105,11 @@ describe.each(databaseKinds)('authorize and callback rules on %s', (kind) => {
       );
       // The registry says so before anyone tries.
       const providers = await process.call(listAppProviders);
-      expect(
-        Object.fromEntries(
-          providers.body.map((p: { provider: string; configured: boolean }) => [
-            p.provider,
-            p.configured,
-          ]),
-        ),
-      ).toEqual({ suite: true, code: false, music: false });
+      expect(Object.fromEntries(providers.body.map((p) => [p.provider, p.configured]))).toEqual({
+        suite: true,
+        code: false,
+        music: false,
+      });
       const before = await appRowCounts(apps.t);
       expect(await process.callError(authorizeApp, { query: { provider: 'code' } })).toMatchObject({
         status: 503,

@@ -74,6 +74,8 @@ export const markConnectionDead = (
     .updateTable('appConnections')
     .set({ status: 'error', refreshLeaseOwner: null, refreshLeaseUntil: null, updatedAt: now })
     .where('id', '=', id)
+    // Already dead: no second move, so no second notice.
+    .where('status', '!=', 'error')
     .where((eb) =>
       usedRefreshToken === null
         ? eb('refreshToken', 'is', null)

@@ -9,6 +9,7 @@ import type { AppConnectionRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { Notices } from '../notices/notices.service.js';
 import * as repo from './app-connections.repo.js';
 import * as leases from './connection-tokens.repo.js';
 import type { ProviderClient } from './oauth-client.js';
@@ -38,6 +39,8 @@ export function createConnectionTokens(deps: {
   clients: Partial<Record<AppProvider, ProviderClient>>;
   log: Logger;
   metrics: Pick<Metrics, 'tokenRefresh'>;
+  /** Told in the transaction that moves a connection to `error`. */
+  notices: Pick<Notices, 'connectionFailed'>;
   refreshTimeoutMs: number;
 }) {
   const { database, clock, cipher } = deps;
@@ -49,6 +52,17 @@ export function createConnectionTokens(deps: {
     provider: row.provider,
   });
   const dead = () => new AppError('connection_error');
+  /**
+   * Moves the connection to `error` unless its refresh token changed meanwhile (a race), and
+   * queues the notice in the same transaction. False when it was a race.
+   */
+  const markDead = (row: AppConnectionRow, usedRefreshToken: string | null) =>
+    database.transaction(async (tx) => {
+      const marked = await leases.markConnectionDead(tx, row.id, usedRefreshToken, clock.now());
+      if (Number(marked.numUpdatedRows) === 0) return false;
+      await deps.notices.connectionFailed(tx, row);
+      return true;
+    });
   const unavailable = (message: string) => new AppError('refresh_unavailable', { message });
 
   /** A token that no configured key opens is the platform's misconfiguration: 503, logged. */
@@ -83,7 +97,7 @@ export function createConnectionTokens(deps: {
       throw unavailable(`provider ${row.provider} is not configured`);
     }
     if (row.refreshToken === null) {
-      await leases.markConnectionDead(db, row.id, null, clock.now());
+      await markDead(row, null);
       throw dead();
     }
     const refreshToken = open(row.refreshToken, row);
@@ -104,8 +118,7 @@ export function createConnectionTokens(deps: {
         throw unavailable('refresh failed');
       }
       // Race check: a changed refresh token means someone else refreshed; ours was stale.
-      const marked = await leases.markConnectionDead(db, row.id, row.refreshToken, clock.now());
-      if (Number(marked.numUpdatedRows) === 0) {
+      if (!(await markDead(row, row.refreshToken))) {
         deps.metrics.tokenRefresh(row.provider, 'stale');
         deps.log.info(fields, 'stale refresh token after a concurrent refresh; retrying');
         await leases.releaseRefreshLease(db, row.id, owner);

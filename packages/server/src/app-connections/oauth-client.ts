@@ -16,6 +16,9 @@ export interface ProviderClient {
   readonly fetch: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
+/** Which of a provider's endpoints a call went to, as `/metrics` names it. */
+export type ProviderEndpoint = 'token' | 'userinfo' | 'revocation' | 'api';
+
 const isLoopbackHttp = (url: string) =>
   /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(\/|$)/.test(url);
 
@@ -49,6 +52,8 @@ export function createProviderClients(
   config: Config,
   secrets: Secrets,
   fetchImpl: typeof fetch = fetch,
+  /** Told how long each call to a provider took (`/metrics`); `endpoint` names no URL. */
+  observe: (provider: AppProvider, endpoint: ProviderEndpoint, seconds: number) => void = () => {},
 ): Partial<Record<AppProvider, ProviderClient>> {
   const timeoutMs = config.timing.refreshTimeoutMs;
   const out: Partial<Record<AppProvider, ProviderClient>> = {};
@@ -73,13 +78,27 @@ export function createProviderClients(
         : oidc.ClientSecretBasic(clientSecret);
     const configuration = new oidc.Configuration(metadata, endpoints.clientId, undefined, auth);
     configuration.timeout = timeoutMs / 1000;
-    const timedFetch = (url: string, init: RequestInit = {}) =>
-      fetchImpl(url, {
-        ...init,
-        signal: init.signal
-          ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)])
-          : AbortSignal.timeout(timeoutMs),
-      });
+    const endpointOf = (url: string): ProviderEndpoint =>
+      url === metadata.token_endpoint
+        ? 'token'
+        : url === metadata.userinfo_endpoint
+          ? 'userinfo'
+          : url === metadata.revocation_endpoint
+            ? 'revocation'
+            : 'api';
+    const timedFetch = async (url: string, init: RequestInit = {}) => {
+      const startedAt = performance.now();
+      try {
+        return await fetchImpl(url, {
+          ...init,
+          signal: init.signal
+            ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)])
+            : AbortSignal.timeout(timeoutMs),
+        });
+      } finally {
+        observe(provider, endpointOf(url), (performance.now() - startedAt) / 1000);
+      }
+    };
     configuration[oidc.customFetch] = async (url, options) => {
       const response = await timedFetch(url, options as RequestInit);
       return provider === 'code' && url === metadata.token_endpoint

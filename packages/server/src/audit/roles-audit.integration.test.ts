@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditLog, Role } from '@svc/contract';
+import type { AuditEvent, AuditLog, EndpointCallInput, Role } from '@svc/contract';
 import {
   activateSubscription,
   changeMemberRole,
@@ -44,12 +44,10 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
 
   const setRole = (as: TestClient, userId: string, role: Role) =>
     as.send(changeMemberRole, { params: { id: ids.org, userId }, body: { role } });
-  // A raw path: the tests write the query string themselves, malformed ones included.
-  const log = async (as: TestClient, query = '') => {
-    const res = await as.get(`/api/accounts/${ids.org}/audit${query}`);
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body as AuditLog;
-  };
+  const log = async (
+    as: TestClient,
+    query: EndpointCallInput<typeof listAuditEvents>['query'] = {},
+  ): Promise<AuditLog> => (await as.call(listAuditEvents, { params: { id: ids.org }, query })).body;
 
   it('lets owners change any role and admins only non-owners; the last owner stays', async () => {
     expect((await setRole(admin, ids.plain, 'admin')).body).toMatchObject({ role: 'admin' });
@@ -105,7 +103,7 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
         .status,
     ).toBe(204);
 
-    const { items } = await log(owner, '?limit=100');
+    const { items } = await log(owner, { limit: 100 });
     const actions = items.map((e) => e.action);
     expect(actions).toEqual([
       'bundle.delete',
@@ -140,31 +138,36 @@ describe.each(databaseKinds)("members' roles and the audit log on %s", (kind) =>
   });
 
   it('filters by kind or action and by actor, and pages without repeating or skipping', async () => {
-    const all = (await log(owner, '?limit=100')).items;
-    const members = (await log(owner, '?kind=member')).items;
+    const all = (await log(owner, { limit: 100 })).items;
+    const members = (await log(owner, { kind: 'member' })).items;
     expect(members.map((e) => e.action)).toEqual(
       all.filter((e) => e.action.startsWith('member.')).map((e) => e.action),
     );
-    expect((await log(owner, '?kind=invitation.accept')).items).toHaveLength(2);
-    expect((await log(owner, '?kind=agent.create')).items).toHaveLength(1);
-    expect((await log(owner, '?kind=memb')).items).toEqual([]);
-    const byAdmin = (await log(owner, `?actor=${ids.admin}`)).items;
+    expect((await log(owner, { kind: 'invitation.accept' })).items).toHaveLength(2);
+    expect((await log(owner, { kind: 'agent.create' })).items).toHaveLength(1);
+    expect((await log(owner, { kind: 'memb' })).items).toEqual([]);
+    const byAdmin = (await log(owner, { actor: ids.admin })).items;
     expect(byAdmin.length).toBeGreaterThan(0);
     expect(byAdmin.every((e) => e.actor?.userId === ids.admin)).toBe(true);
 
     const paged: AuditEvent[] = [];
     let cursor: string | null = null;
     do {
-      const page: AuditLog = await log(owner, `?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: AuditLog = await log(owner, { limit: 3, ...(cursor && { cursor }) });
       expect(page.items.length).toBeLessThanOrEqual(3);
       paged.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);
     expect(paged.map((e) => e.id)).toEqual(all.map((e) => e.id));
 
-    for (const query of ['?cursor=nonsense', '?kind=Agent;drop', '?limit=0', '?actor=x']) {
-      const res = await owner.get(`/api/accounts/${ids.org}/audit${query}`);
-      expect(res.status, query).toBe(400);
+    for (const query of [
+      { cursor: 'nonsense' },
+      { kind: 'Agent;drop' },
+      { limit: 0 },
+      { actor: 'x' },
+    ]) {
+      const res = await owner.callError(listAuditEvents, { params: { id: ids.org }, query });
+      expect(res.status, JSON.stringify(query)).toBe(400);
     }
   });
 });

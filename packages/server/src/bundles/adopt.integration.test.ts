@@ -2,12 +2,20 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { run } from '@svc/cli';
-import type { Agent, BundleManifest, SearchResult } from '@svc/contract';
+import {
+  type AgentSource,
+  type BundleManifest,
+  createAgent,
+  deleteBundleVersion,
+  getAgent,
+  listAgents,
+  searchBundles,
+} from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentClient,
   agentClient,
-  complete,
+  completeVersion,
   manifestOf,
   sha256,
   stageAndPublish,
@@ -49,10 +57,9 @@ async function publish(
   files: Record<string, Buffer>,
 ) {
   const staged = await stageAndPublish(t, agent, { manifest, files });
-  const done = await complete(agent, staged.bundleId, staged.stagingId);
-  expect(done.status).toBe(201);
+  const done = await completeVersion(agent, staged.bundleId, staged.stagingId);
   t.clock.advance(1000);
-  return { bundleId: staged.bundleId, version: done.body.version as number };
+  return { bundleId: staged.bundleId, version: done.body.version };
 }
 
 /** A publisher's account with an Agent, an adopter's, and two versions of one bundle. */
@@ -71,13 +78,20 @@ async function twoVersions(
   return { owner, adopter, slug, publisher };
 }
 
-const adopt = (client: TestClient, source: object, name = 'Adopted') =>
-  client.post('/api/agents', { name, size: 'small', region: 'eu', billingType: 'metered', source });
+const adoption = (source: AgentSource, name: string) => ({
+  body: { name, size: 'small', region: 'eu', billingType: 'metered', source } as const,
+});
+/** Creates an Agent from `source` and expects it made (201). */
+const adopt = (client: TestClient, source: AgentSource, name = 'Adopted') =>
+  client.call(createAgent, adoption(source, name));
+/** Asks for an Agent from `source` and expects a refusal. */
+const adoptRefused = (client: TestClient, source: AgentSource, name = 'Adopted') =>
+  client.callError(createAgent, adoption(source, name));
 
 const settled = async (client: TestClient, id: string) =>
   waitFor(
     async () => {
-      const agent = (await client.get(`/api/agents/${id}`)).body as Agent;
+      const agent = (await client.call(getAgent, { params: { id } })).body;
       return agent.status === 'provisioning' ? undefined : agent;
     },
     30_000,
@@ -104,7 +118,6 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
       version: 1,
       credentials: { OPENAI_API_KEY: SECRET },
     });
-    expect(res.status).toBe(201);
     expect(JSON.stringify(res.body)).not.toContain(SECRET);
     expect(res.body.adoptedFrom).toEqual({ bundle: `${publisherSlug}/helper`, version: 1 });
     expect(res.body.credentialsToSet).toEqual(['SLACK_TOKEN']);
@@ -131,15 +144,14 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
       .where('id', '=', agent.id)
       .executeTakeFirstOrThrow();
     expect(row.adoptionCredentials).toBeNull();
-    const found = (await adopter.get('/api/glamps?q=helper')).body as SearchResult;
+    const found = (await adopter.call(searchBundles, { query: { q: 'helper' } })).body;
     expect(found.items.find((i) => i.name === 'helper')?.adoptions).toBe(1);
     expect(t.logs.lines.join('\n')).not.toContain(SECRET);
   }, 60_000);
 
   it('takes the latest version when none is named', async () => {
     const res = await adopt(adopter, { bundle: `${publisherSlug}/helper` }, 'Latest');
-    expect(res.status).toBe(201);
-    expect(res.body.adoptedFrom.version).toBe(2);
+    expect(res.body.adoptedFrom?.version).toBe(2);
     expect(res.body.credentialsToSet).toEqual(['OPENAI_API_KEY', 'SLACK_TOKEN']);
     const agent = await settled(adopter, res.body.id);
     expect(agent.status).toBe('running');
@@ -168,11 +180,11 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
       { bundle: `${publisherSlug}/helper`, version: 9 },
     ];
     for (const source of missing) {
-      const res = await adopt(adopter, source);
+      const res = await adoptRefused(adopter, source);
       expect(res.status, JSON.stringify(source)).toBe(404);
       expect(res.body.error).toBe('not_found');
     }
-    const unknown = await adopt(adopter, {
+    const unknown = await adoptRefused(adopter, {
       bundle: `${publisherSlug}/helper`,
       credentials: { OPENAI_API_KEY: 'x', NOT_A_KEY: 'y' },
     });
@@ -183,9 +195,9 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
       { bundle: `${publisherSlug}/helper`, version: 0 },
       { bundle: `${publisherSlug}/helper`, credentials: { OPENAI_API_KEY: 'two\nlines' } },
     ]) {
-      expect((await adopt(adopter, source)).status, JSON.stringify(source)).toBe(400);
+      expect((await adoptRefused(adopter, source)).status, JSON.stringify(source)).toBe(400);
     }
-    const agents = (await adopter.get('/api/agents')).body as Agent[];
+    const agents = (await adopter.call(listAgents)).body;
     expect(agents.map((a) => a.name).sort()).toEqual(['Adopted', 'Latest']);
   });
 
@@ -193,10 +205,10 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
     const manifest = manifestOf('short-lived');
     const first = await publish(t, publisher, manifest, { 'a.txt': Buffer.from('a') });
     await publish(t, publisher, { ...manifest, glampId: first.bundleId }, V2);
-    expect((await owner.delete(`/api/glamps/${publisherSlug}/short-lived/versions/1`)).status).toBe(
-      204,
-    );
-    const res = await adopt(adopter, { bundle: `${publisherSlug}/short-lived`, version: 1 });
+    await owner.call(deleteBundleVersion, {
+      params: { accountSlug: publisherSlug, name: 'short-lived', version: '1' },
+    });
+    const res = await adoptRefused(adopter, { bundle: `${publisherSlug}/short-lived`, version: 1 });
     expect(res.status).toBe(404);
   });
 
@@ -223,7 +235,6 @@ describe('adopting a bundle into a new Agent (local driver)', () => {
       .execute();
 
     const res = await adopt(adopter, { bundle: `${publisherSlug}/hostile` }, 'Hostile');
-    expect(res.status).toBe(201);
     const agent = await settled(adopter, res.body.id);
     expect(agent.status).toBe('error');
     expect(agent.statusReason).toBe('bundle_invalid');
@@ -261,14 +272,15 @@ describe('a version deleted while its adoption is in flight', () => {
 
     t.compute.behave('createServer', { hang: true });
     const res = await adopt(adopter, { bundle: `${slug}/fleeting`, version: 1 });
-    expect(res.status).toBe(201);
-    const id = res.body.id as string;
+    const id = res.body.id;
     await waitFor(
       () => t.compute.calls.some((c) => c.call === 'createServer' && c.id === id),
       30_000,
       'the machine being made',
     );
-    expect((await owner.delete(`/api/glamps/${slug}/fleeting/versions/1`)).status).toBe(204);
+    await owner.call(deleteBundleVersion, {
+      params: { accountSlug: slug, name: 'fleeting', version: '1' },
+    });
     t.compute.release();
 
     const agent = await settled(adopter, id);

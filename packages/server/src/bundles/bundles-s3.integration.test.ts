@@ -1,19 +1,19 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-// @ts-expect-error: the package ships no types
-import S3rver from '@20minutes/s3rver';
+import { deleteBundle } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentClient,
   agentClient,
-  complete,
+  completeRefused,
+  completeVersion,
   manifestOf,
   sha256,
   stageAndPublish,
   tarballOf,
 } from '../../test/bundle-test-helpers.js';
+import { type S3StandIn, s3StandIn } from '../../test/s3-stand-in.js';
 import type { TestClient } from '../../test/test-client.js';
 import { TestClock } from '../../test/test-clock.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
@@ -31,7 +31,7 @@ const put = async (upload: { url: string; headers: Record<string, string> }, byt
 
 describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
   let t: TestContext;
-  let s3rver: { close(): Promise<void> };
+  let s3rver: S3StandIn;
   let dir: string;
   let owner: TestClient;
   let slug: string;
@@ -39,14 +39,8 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
   let store: S3ObjectStore;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'svc-s3-bundles-'));
-    s3rver = new S3rver({
-      address: '127.0.0.1',
-      port: 0,
-      silent: true,
-      directory: dir,
-      configureBuckets: [{ name: 'bundles' }],
-    });
-    const { port } = await (s3rver as unknown as { run(): Promise<AddressInfo> }).run();
+    s3rver = s3StandIn({ directory: dir });
+    const { port } = await s3rver.run();
     store = new S3ObjectStore(
       {
         bucket: 'bundles',
@@ -76,9 +70,9 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
       tarball,
       put,
     });
-    expect(run.uploads[0].url).toContain('X-Amz-Signature');
+    expect(run.uploads[0]?.url).toContain('X-Amz-Signature');
     expect(run.statuses).toEqual([200, 200, 200]);
-    expect((await complete(agent, run.bundleId, run.stagingId)).body.version).toBe(1);
+    expect((await completeVersion(agent, run.bundleId, run.stagingId)).body.version).toBe(1);
     expect((await t.newClient().get(`/${slug}/on-s3`)).body).toContain('<h1>From S3</h1>');
     const download = await t.app.request(`/${slug}/on-s3/versions/1/download`);
     expect(Buffer.from(await download.arrayBuffer())).toEqual(tarball);
@@ -96,7 +90,7 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
     });
     // S3 cannot check the hash at upload time; complete does.
     expect(run.statuses).toEqual([200, 200]);
-    const res = await complete(agent, run.bundleId, run.stagingId);
+    const res = await completeRefused(agent, run.bundleId, run.stagingId);
     expect(res).toMatchObject({
       status: 400,
       body: { error: 'upload_invalid', issues: [{ path: ['b.txt'], code: 'upload_mismatch' }] },
@@ -106,7 +100,9 @@ describe.each(databaseKinds)('Bundles on the s3 object store, %s', (kind) => {
   });
 
   it('deletes the objects of a deleted bundle from S3', async () => {
-    expect((await owner.delete(`/api/glamps/${slug}/on-s3`)).status).toBe(204);
+    expect(
+      (await owner.call(deleteBundle, { params: { accountSlug: slug, name: 'on-s3' } })).status,
+    ).toBe(204);
     expect(await store.stat(sha256(tarballOf(onS3Files)))).toBeUndefined();
   });
 });

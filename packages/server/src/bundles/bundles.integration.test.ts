@@ -1,4 +1,3 @@
-import type { BundleDetail } from '@svc/contract';
 import {
   bundlePage,
   cancelStaging,
@@ -9,6 +8,7 @@ import {
   deleteBundleVersion,
   getBundle,
   getGlampStatus,
+  healthz,
   listAccountBundles,
   openapi,
   publishBundle,
@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AgentClient,
   agentClient,
-  complete,
+  completeRefused,
+  completeVersion,
   manifestOf,
   putObject,
   reportOf,
@@ -28,7 +29,7 @@ import {
 } from '../../test/bundle-test-helpers.js';
 import { joinOrganization } from '../../test/mailed-links.js';
 import { metricValue } from '../../test/metric-value.js';
-import type { TestClient } from '../../test/test-client.js';
+import { errorOf, type TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 import { sweepUploads } from './bundles.jobs.js';
@@ -71,8 +72,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball: v1Tar,
     });
     expect(first.statuses.every((s) => s === 200)).toBe(true);
-    expect(await complete(agent, first.bundleId, first.stagingId)).toMatchObject({
-      status: 201,
+    expect(await completeVersion(agent, first.bundleId, first.stagingId)).toMatchObject({
       body: {
         bundleId: first.bundleId,
         version: 1,
@@ -95,16 +95,14 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: files('two'),
     });
     // The unchanged file is stored already: no upload asked for it.
-    expect(second.uploads.map((u: { sha256: string }) => u.sha256)).not.toContain(
-      sha256(v1Files['shared.txt']),
-    );
-    expect((await complete(agent, first.bundleId, second.stagingId)).body.version).toBe(2);
+    expect(second.uploads.map((u) => u.sha256)).not.toContain(sha256(v1Files['shared.txt']));
+    expect((await completeVersion(agent, first.bundleId, second.stagingId)).body.version).toBe(2);
 
     const detail = await owner.call(getBundle, {
       params: { accountSlug: slug, name: 'first-bundle' },
     });
     expect(detail.body).toMatchObject({ displayName: 'Second', latestVersion: 2 });
-    expect(detail.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+    expect(detail.body.versions.map((v) => v.version)).toEqual([2, 1]);
 
     const page = await t.newClient().get(`/${slug}/first-bundle`);
     expect(page.status).toBe(200);
@@ -115,10 +113,10 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     // "Adopt this bundle" opens the dashboard's form, for this version when it is not the latest.
     const adoptHref = (html: string) =>
       /<a class="adopt" href="([^"]*)">Adopt this bundle</.exec(html)?.[1];
-    expect(adoptHref(page.body)).toBe(`/dashboard/adopt/${slug}/first-bundle`);
-    expect(adoptHref(old.body)).toBe(`/dashboard/adopt/${slug}/first-bundle?version=1`);
+    expect(adoptHref(String(page.body))).toBe(`/dashboard/adopt/${slug}/first-bundle`);
+    expect(adoptHref(String(old.body))).toBe(`/dashboard/adopt/${slug}/first-bundle?version=1`);
     const latest = await t.newClient().get(`/${slug}/first-bundle/versions/2`);
-    expect(adoptHref(latest.body)).toBe(`/dashboard/adopt/${slug}/first-bundle`);
+    expect(adoptHref(String(latest.body))).toBe(`/dashboard/adopt/${slug}/first-bundle`);
     const raw = await t.app.request(`/${slug}/first-bundle/versions/1/files/src/app.js?raw=1`);
     expect(Buffer.from(await raw.arrayBuffer())).toEqual(v1Files['src/app.js']);
     const tar = await t.app.request(`/${slug}/first-bundle/versions/1/download`);
@@ -150,7 +148,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     const dashboard = await t.newClient().get('/dashboard/agents');
     expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
     expect(String(dashboard.body)).toMatch(/dashboard/i);
-    expect((await t.newClient().get('/healthz')).status).toBe(200);
+    expect((await t.newClient().call(healthz)).status).toBe(200);
     expect((await t.newClient().call(openapi)).status).toBe(200);
     expect(
       (await owner.callError(getBundle, { params: { accountSlug: slug, name: 'nope' } })).status,
@@ -169,7 +167,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       replace: (sha) => (sha === sha256('a') ? Buffer.from('x') : undefined),
     });
     expect(wrong.statuses).toContain(400);
-    const res = await complete(agent, wrong.bundleId, wrong.stagingId);
+    const res = await completeRefused(agent, wrong.bundleId, wrong.stagingId);
     expect(res).toMatchObject({
       status: 400,
       body: { error: 'upload_invalid', issues: [{ path: ['a.txt'], code: 'missing_upload' }] },
@@ -181,7 +179,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball: neverSent,
       skip: (sha) => sha === sha256(neverSent),
     });
-    expect((await complete(agent, missing.bundleId, missing.stagingId)).body).toMatchObject({
+    expect((await completeRefused(agent, missing.bundleId, missing.stagingId)).body).toMatchObject({
       error: 'upload_invalid',
       issues: [{ path: ['tarball'] }],
     });
@@ -193,7 +191,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: fileSet,
       tarball,
     });
-    expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+    expect((await completeVersion(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
     expect(await published()).toBe(publishedBefore + 1);
   });
 
@@ -212,7 +210,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball: hostile,
     });
     expect(run.statuses.every((s) => s === 200)).toBe(true);
-    expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
+    expect(await completeRefused(agent, run.bundleId, run.stagingId)).toMatchObject({
       status: 400,
       body: {
         error: 'upload_invalid',
@@ -224,7 +222,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: fileSet,
       tarball: tarGz([...honest, { path: 'link', type: 'SymbolicLink', linkpath: '/etc' }]),
     });
-    expect((await complete(agent, linked.bundleId, linked.stagingId)).body).toMatchObject({
+    expect((await completeRefused(agent, linked.bundleId, linked.stagingId)).body).toMatchObject({
       error: 'upload_invalid',
       issues: [{ path: ['tarball', 'link'], code: 'tarball_entry_type' }],
     });
@@ -234,7 +232,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       files: fileSet,
       tarball: tarGz(honest.slice(0, 1)),
     });
-    expect((await complete(agent, short.bundleId, short.stagingId)).body).toMatchObject({
+    expect((await completeRefused(agent, short.bundleId, short.stagingId)).body).toMatchObject({
       error: 'upload_invalid',
       issues: [{ path: ['tarball', 'a.txt'], code: 'tarball_missing' }],
     });
@@ -245,7 +243,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       manifest: manifestOf('escape'),
       files: fileSet,
     });
-    expect((await complete(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
+    expect((await completeVersion(agent, good.bundleId, good.stagingId)).body.version).toBe(1);
   });
 
   it('refuses a publish declaring a file over the size limit, or files over the total, with 400', async () => {
@@ -313,7 +311,8 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball: Buffer.from('t-exp'),
       skip: () => true,
     });
-    const upload = run.uploads.find((u: { sha256: string }) => u.sha256 === sha256(bytes));
+    const upload = run.uploads.find((u) => u.sha256 === sha256(bytes));
+    if (!upload) throw new Error('no upload asked for e.txt');
     expect(
       await putObject(t, { ...upload, url: upload.url.replace(/sig=[^&]+/, 'sig=AAAA') }, bytes),
     ).toBe(403);
@@ -322,7 +321,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     ).toBe(403);
     t.clock.advance(2 * 60 * 60 * 1000);
     expect(await putObject(t, upload, bytes)).toBe(403);
-    expect((await complete(agent, run.bundleId, run.stagingId)).status).toBe(400);
+    expect((await completeRefused(agent, run.bundleId, run.stagingId)).status).toBe(400);
   });
 
   it('refuses completes for a cancelled staging, a foreign or deleted bundle, and invalid manifests', async () => {
@@ -332,7 +331,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       tarball: Buffer.from('t-c'),
     });
     expect((await agent.call(cancelStaging, { params: { id: run.stagingId } })).status).toBe(204);
-    expect(await complete(agent, run.bundleId, run.stagingId)).toMatchObject({
+    expect(await completeRefused(agent, run.bundleId, run.stagingId)).toMatchObject({
       status: 409,
       body: { error: 'invalid_state', detail: 'cannot complete a staging that is cancelled' },
     });
@@ -387,7 +386,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       report,
     });
     expect(bad.status).toBe(400);
-    const paths = bad.body.issues?.map((i: { path: unknown[] }) => i.path.slice(1).join('.'));
+    const paths = errorOf(bad).issues?.map((i) => i.path.slice(1).join('.'));
     expect(paths).toEqual(
       expect.arrayContaining([
         'manifest.name',
@@ -437,7 +436,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       manifest: manifestOf('busy'),
       files: { 'x.txt': Buffer.from('x0') },
     });
-    const first = await complete(agent, seed.bundleId, seed.stagingId);
+    const first = await completeVersion(agent, seed.bundleId, seed.stagingId);
     const agents = await Promise.all(Array.from({ length: 10 }, () => agentClient(t, owner)));
     const runs = [];
     for (const [i, a] of agents.entries()) {
@@ -449,10 +448,10 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       );
     }
     const results = await Promise.all(
-      runs.map((r, i) => complete(agents[i] as AgentClient, seed.bundleId, r.stagingId)),
+      runs.map((r, i) => completeVersion(agents[i] as AgentClient, seed.bundleId, r.stagingId)),
     );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
-    const versions = results.map((r) => r.body.version as number).sort((a, b) => a - b);
+    const versions = results.map((r) => r.body.version).sort((a, b) => a - b);
     expect([first.body.version, ...versions]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
@@ -463,12 +462,12 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       manifest: manifestOf('doomed'),
       files: { 's.txt': shared, 'o.txt': only1 },
     });
-    await complete(agent, a.bundleId, a.stagingId);
+    await completeVersion(agent, a.bundleId, a.stagingId);
     const b = await stageAndPublish(t, agent, {
       manifest: manifestOf('doomed', { glampId: a.bundleId }),
       files: { 's.txt': shared },
     });
-    await complete(agent, a.bundleId, b.stagingId);
+    await completeVersion(agent, a.bundleId, b.stagingId);
 
     const member = t.newClient();
     const memberUser = await signUpUser(member);
@@ -546,7 +545,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       manifest: manifestOf('team-bundle'),
       files: { 't.txt': Buffer.from('t') },
     });
-    await complete(orgAgent, run.bundleId, run.stagingId);
+    await completeVersion(orgAgent, run.bundleId, run.stagingId);
     const member = t.newClient();
     const admin = t.newClient();
     const m = await signUpUser(member);
@@ -576,7 +575,7 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
       manifest: manifestOf('sweep-kept'),
       files: { 'k.txt': kept },
     });
-    await complete(agent, done.bundleId, done.stagingId);
+    await completeVersion(agent, done.bundleId, done.stagingId);
     const orphan = Buffer.from('uploaded, never completed');
     await stageAndPublish(t, agent, {
       manifest: manifestOf('sweep-orphan'),
@@ -600,13 +599,13 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
   it('shows the open staging and the published bundles in status', async () => {
     const status = await agent.call(getGlampStatus);
     expect(status.status).toBe(200);
-    expect(status.body.bundles.map((b: { name: string }) => b.name)).toContain('first-bundle');
+    expect(status.body.bundles.map((b) => b.name)).toContain('first-bundle');
   });
 
   it("lists the account's published bundles with their versions, for members only", async () => {
     const res = await owner.call(listAccountBundles, { params: { id: accountId } });
     expect(res.status).toBe(200);
-    const listed = res.body as BundleDetail[];
+    const listed = res.body;
     expect(listed.map((b) => b.name)).toContain('first-bundle');
     // Each is what the public API says of it, versions newest first.
     for (const bundle of listed) {

@@ -2,7 +2,7 @@ import { Slug } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentClient, manifestOf, publishSimple } from '../../test/bundle-test-helpers.js';
 import { cursorOf, MALFORMED_CURSORS } from '../../test/search-cursors.js';
-import type { TestClient, TestResponse } from '../../test/test-client.js';
+import type { TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 
@@ -21,13 +21,15 @@ describe.each(databaseKinds)('the public pages on %s', (kind) => {
   let member: TestClient;
   let slug: string;
   let otherSlug: string;
+  // Pages are not API endpoints: they are fetched by path, and an HTML answer's body is its text.
   const page = async (client: TestClient, path: string, status = 200) => {
-    const res: TestResponse<string> = await client.get(path, BROWSER);
-    expect(res.status, `${path}: ${String(res.body).slice(0, 300)}`).toBe(status);
+    const res = await client.get(path, BROWSER);
+    const html = String(res.body);
+    expect(res.status, `${path}: ${html.slice(0, 300)}`).toBe(status);
     expect(res.headers.get('content-type')).toContain('text/html');
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
-    expect(res.body).not.toContain('<script');
-    return res.body;
+    expect(html).not.toContain('<script');
+    return html;
   };
 
   beforeAll(async () => {

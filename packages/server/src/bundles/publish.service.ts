@@ -75,8 +75,11 @@ export function createPublishService(deps: {
     ) {
       checkFiles(input.report.files, limits, ['body', 'report', 'files']);
       return database.transaction(async (tx) => {
+        // One open staging per Agent: a new `stage` replaces the open one, and concurrent
+        // stages of one Agent replace each other in turn, the last to commit staying open.
+        await stagings.lockAgentStagings(tx, agent.agentId);
+        // Read after the wait, so a replaced staging never looks newer than its replacement.
         const at = clock.now();
-        // One open staging per Agent: a new `stage` replaces the open one.
         await stagings.cancelOpenStagings(tx, agent.agentId, at);
         const row = await stagings.insertStaging(tx, { id: randomUUID(), ...agent, ...input, at });
         return toStaging(row);

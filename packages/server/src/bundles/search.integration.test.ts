@@ -1,4 +1,11 @@
-import type { BundleCard, SearchResult } from '@svc/contract';
+import {
+  type BundleCard,
+  deleteBundle,
+  deleteBundleVersion,
+  type SearchQuery,
+  SearchResult,
+  searchBundles,
+} from '@svc/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +15,7 @@ import {
   stageAndPublish,
 } from '../../test/bundle-test-helpers.js';
 import { cursorOf, MALFORMED_CURSORS } from '../../test/search-cursors.js';
-import type { TestClient } from '../../test/test-client.js';
+import { errorOf, type TestClient } from '../../test/test-client.js';
 import { createTestContext, signUpUser, type TestContext } from '../../test/test-context.js';
 import { databaseKinds } from '../../test/test-db.js';
 
@@ -19,19 +26,22 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
   let reader: TestClient;
   let a: string;
   let b: string;
-  const search = async (query: string) => {
-    const res = await reader.get(`/api/glamps${query ? `?${query}` : ''}`);
+  /** A search that must succeed; a failure shows the service's logged errors. */
+  const search = async (query: SearchQuery) => {
+    const res = await reader.send(searchBundles, { query });
     expect(res.status, t.logs.lines.filter((l) => l.includes('"err"')).join('\n')).toBe(200);
-    return res.body as SearchResult;
+    return SearchResult.parse(res.body);
   };
   /** Every page of a search, following `nextCursor`. */
-  const allPages = async (query: string) => {
+  const allPages = async (query: SearchQuery) => {
     const seen: BundleCard[] = [];
     let cursor: string | null = null;
     do {
-      const page: SearchResult = await search(
-        `${query}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      );
+      const page: SearchResult = await search({
+        ...query,
+        limit: 2,
+        ...(cursor !== null && { cursor }),
+      });
       expect(page.items.length).toBeLessThanOrEqual(2);
       seen.push(...page.items);
       cursor = page.nextCursor;
@@ -73,10 +83,12 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
       files: { 'a.txt': Buffer.from('a') },
     });
     await publish(agentB, 'weather-gone', { description: 'weather' });
-    expect((await ownerB.delete(`/api/glamps/${b}/weather-gone`)).status).toBe(204);
+    await ownerB.call(deleteBundle, { params: { accountSlug: b, name: 'weather-gone' } });
     const twice = await publish(agentB, 'twice', { description: 'Published twice.' });
     await publish(agentB, 'twice', { description: 'Published twice.', glampId: twice.bundleId });
-    expect((await ownerB.delete(`/api/glamps/${b}/twice/versions/2`)).status).toBe(204);
+    await ownerB.call(deleteBundleVersion, {
+      params: { accountSlug: b, name: 'twice', version: '2' },
+    });
     // Ties on every key but the id: the order must still be total.
     await t.ctx.database.db
       .updateTable('bundles')
@@ -87,7 +99,7 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
   afterAll(() => t?.close());
 
   it('ranks a hit in the name above one in the description, and describes each card', async () => {
-    const { items } = await search('q=weather');
+    const { items } = await search({ q: 'weather' });
     expect(names(items)[0]).toBe('weather-station');
     expect(new Set(names(items))).toEqual(
       new Set(['weather-station', 'sky-notes', 'garden-helper']),
@@ -104,32 +116,32 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
   });
 
   it('matches the last word as a prefix while it is typed', async () => {
-    expect(new Set(names((await search('q=weat')).items))).toEqual(
+    expect(new Set(names((await search({ q: 'weat' })).items))).toEqual(
       new Set(['weather-station', 'sky-notes', 'garden-helper']),
     );
-    expect(new Set(names((await search('q=sky%20wea')).items))).toEqual(
+    expect(new Set(names((await search({ q: 'sky wea' })).items))).toEqual(
       new Set(['weather-station', 'sky-notes']),
     );
-    expect(names((await search('q=garden%20-weather')).items)).toEqual([]);
-    expect(names((await search('q=%22the%20weather%22')).items)).toEqual(['garden-helper']);
+    expect(names((await search({ q: 'garden -weather' })).items)).toEqual([]);
+    expect(names((await search({ q: '"the weather"' })).items)).toEqual(['garden-helper']);
   });
 
   it('matches tags exactly, all of them, and filters by account', async () => {
-    expect(new Set(names((await search('tag=iot')).items))).toEqual(
+    expect(new Set(names((await search({ tag: 'iot' })).items))).toEqual(
       new Set(['weather-station', 'garden-helper']),
     );
-    expect(names((await search('tag=iot&tag=garden')).items)).toEqual(['garden-helper']);
-    expect(names((await search('tag=io')).items)).toEqual([]);
-    expect(new Set(names((await search(`account=${b}&q=weather`)).items))).toEqual(
+    expect(names((await search({ tag: ['iot', 'garden'] })).items)).toEqual(['garden-helper']);
+    expect(names((await search({ tag: 'io' })).items)).toEqual([]);
+    expect(new Set(names((await search({ account: b, q: 'weather' })).items))).toEqual(
       new Set(['garden-helper']),
     );
-    expect(names((await search(`account=${a}`)).items).sort()).toEqual(
+    expect(names((await search({ account: a })).items).sort()).toEqual(
       ['sky-notes', 'twin-1', 'twin-3', 'twin-5', 'weather-station'].sort(),
     );
   });
 
   it('lists published versions only: no draft, no deleted bundle, the newest remaining version', async () => {
-    const all = await allPages('sort=recent');
+    const all = await allPages({ sort: 'recent' });
     expect(names(all)).not.toContain('weather-draft');
     expect(names(all)).not.toContain('weather-gone');
     expect(all.find((i) => i.name === 'twice')?.latestVersion).toBe(1);
@@ -137,15 +149,24 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
   });
 
   it('pages through every order with cursors that never repeat or skip', async () => {
-    for (const query of ['sort=recent', 'sort=adoptions', 'q=twin', 'q=t', 'sort=relevance']) {
-      const whole = (await search(`${query}&limit=50`)).items;
+    const orders: SearchQuery[] = [
+      { sort: 'recent' },
+      { sort: 'adoptions' },
+      { q: 'twin' },
+      { q: 't' },
+      { sort: 'relevance' },
+    ];
+    for (const query of orders) {
+      const whole = (await search({ ...query, limit: 50 })).items;
       const paged = await allPages(query);
-      expect(names(paged), query).toEqual(names(whole));
+      expect(names(paged), JSON.stringify(query)).toEqual(names(whole));
       expect(new Set(paged.map((i) => i.url)).size).toBe(paged.length);
     }
-    const recent = (await search('sort=recent&limit=50')).items.map((i) => i.lastPublishedAt);
+    const recent = (await search({ sort: 'recent', limit: 50 })).items.map(
+      (i) => i.lastPublishedAt,
+    );
     expect(recent).toEqual([...recent].sort().reverse());
-    expect(names((await search('sort=adoptions&limit=3')).items).sort()).toEqual([
+    expect(names((await search({ sort: 'adoptions', limit: 3 })).items).sort()).toEqual([
       'twin-2',
       'twin-3',
       'twin-4',
@@ -153,7 +174,7 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
   });
 
   it('answers bad input with 400 invalid_request', async () => {
-    const cursor = (await search('sort=recent&limit=1')).nextCursor as string;
+    const cursor = (await search({ sort: 'recent', limit: 1 })).nextCursor as string;
     for (const query of [
       `q=${'a'.repeat(201)}`,
       'limit=0',
@@ -165,15 +186,15 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
       `sort=adoptions&cursor=${cursor}`,
       ...MALFORMED_CURSORS.map(([sort, key]) => `sort=${sort}&cursor=${cursorOf(key)}`),
     ]) {
+      // A raw path: each query is one the search's schema refuses on purpose.
       const res = await reader.get(`/api/glamps?${query}`);
       expect(res.status, `${query} → ${JSON.stringify(res.body)}`).toBe(400);
-      expect(res.body.error).toBe('invalid_request');
+      const refusal = errorOf(res);
+      expect(refusal.error).toBe('invalid_request');
       if (query.includes('cursor='))
-        expect(res.body.issues.map((i: { path: string[] }) => i.path)).toEqual([
-          ['query', 'cursor'],
-        ]);
+        expect(refusal.issues?.map((i) => i.path)).toEqual([['query', 'cursor']]);
     }
-    expect((await reader.get(`/api/glamps?q=${'a'.repeat(200)}`)).status).toBe(200);
+    expect((await reader.call(searchBundles, { query: { q: 'a'.repeat(200) } })).status).toBe(200);
   });
 
   it('takes any text without a 500, operators and quotes included', async () => {
@@ -189,7 +210,7 @@ describe.each(databaseKinds)('GET /api/glamps on %s', (kind) => {
       .filter((s) => s.isWellFormed());
     await fc.assert(
       fc.asyncProperty(text, async (q) => {
-        const res = await reader.get(`/api/glamps?q=${encodeURIComponent(q)}`);
+        const res = await reader.send(searchBundles, { query: { q } });
         expect(res.status, `${JSON.stringify(q)} → ${JSON.stringify(res.body)}`).toBe(200);
       }),
       { numRuns: 150 },

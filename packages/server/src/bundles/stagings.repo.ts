@@ -8,6 +8,15 @@ import type { BundleUploadsTable, PublishDeclaration } from '../db/schema.js';
 
 const OPEN_STATES = ['staged', 'publishing'] as const;
 
+/**
+ * Locks the Agent's row for the transaction, so its stages take turns: each then sees the one
+ * before it committed and replaces it, where two at once would both insert an open staging and
+ * the second would break the one-open-staging index (`bundle_stagings_open_idx`). `no key
+ * update` leaves rows that merely reference the Agent free to be written meanwhile.
+ */
+export const lockAgentStagings = (db: Executor, agentId: string) =>
+  db.selectFrom('agents').select('id').where('id', '=', agentId).forNoKeyUpdate().execute();
+
 export const cancelOpenStagings = (db: Executor, agentId: string, at: Date) =>
   db
     .updateTable('bundleStagings')

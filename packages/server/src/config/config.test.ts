@@ -224,6 +224,7 @@ describe('loadConfig', () => {
       cliBuildDir: expect.stringMatching(/packages\/cli\/dist$/),
       serviceUrl: 'http://localhost:8080',
       egressAllow: [],
+      warmPool: [],
     });
     const custom = loadConfig({
       COMPUTE_DRIVER: 'incus',
@@ -235,6 +236,7 @@ describe('loadConfig', () => {
       INCUS_AGENT_IMAGE: 'agent-2',
       INCUS_INSTANCE_TYPE: 'virtual-machine',
       INCUS_EGRESS_ALLOW: ' 10.20.0.0/16 , 169.254.169.254/32',
+      INCUS_WARM_POOL: 'plain_vm:debian-12:small:eu=2, agent:medium:us=1,agent:large:eu=0',
       PUBLIC_URL: 'https://svc.example.com',
     }).config.compute;
     expect(custom).toEqual({
@@ -249,7 +251,22 @@ describe('loadConfig', () => {
       cliBuildDir: expect.any(String),
       serviceUrl: 'https://svc.example.com',
       egressAllow: ['10.20.0.0/16', '169.254.169.254/32'],
+      warmPool: [
+        { kind: 'plain_vm', image: 'debian-12', size: 'small', region: 'eu', count: 2 },
+        { kind: 'agent', size: 'medium', region: 'us', count: 1 },
+      ],
     });
+    // INCUS_WARM_POOL: cell=count, each problem named with the variable.
+    for (const [pool, problem] of [
+      ['agent:small:eu', /INCUS_WARM_POOL: "agent:small:eu" is not cell=count/],
+      ['agent:tiny:eu=1', /INCUS_WARM_POOL: "tiny" in "agent:tiny:eu" is not a size/],
+      ['plain_vm:debian-99:small:eu=1', /INCUS_WARM_POOL: "debian-99" .* is not an OS image/],
+      ['plain_vm:small:eu=1', /INCUS_WARM_POOL: "plain_vm:small:eu" is not agent:<size>/],
+      ['agent:small:eu=1,agent:small:eu=2', /INCUS_WARM_POOL: agent:small:eu is named twice/],
+      ['agent:small:eu=51', /count from 0 to 50/],
+    ] as const) {
+      expect(() => loadConfig({ COMPUTE_DRIVER: 'incus', INCUS_WARM_POOL: pool })).toThrow(problem);
+    }
     // INCUS_EGRESS_ALLOW: IPv4 CIDRs, each problem named with the variable.
     for (const [allow, problem] of [
       ['10.0.0.0/33', /INCUS_EGRESS_ALLOW: 10\.0\.0\.0\/33 is not an IPv4 CIDR/],

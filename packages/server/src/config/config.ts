@@ -11,6 +11,7 @@ import { type Env, EnvSchema } from './env.js';
 import { type GatewayCaPem, gatewayCaFromEnv } from './gateway-ca-config.js';
 import { hetznerConfig } from './hetzner-config.js';
 import { type IncusPublicSsh, incusPublicSsh } from './incus-public-ssh.js';
+import type { WarmPoolCell } from './incus-warm-pool.js';
 import { defaultMailFrom, splitSmtpUrl } from './mail-config.js';
 import { defaultPriceBook, type Prices, parsePriceBook } from './price-book.js';
 import { parseEncryptionKeys, parseHmacKey } from './secrets.js';
@@ -57,6 +58,8 @@ export type ComputeConfig =
       readonly egressAllow: readonly string[];
       /** Outside SSH to Plain VMs (`INCUS_PUBLIC_ADDRESS`); absent: the bridge only. */
       readonly publicSsh?: IncusPublicSsh;
+      /** `INCUS_WARM_POOL`: machines kept booted for creates to claim; empty: none. */
+      readonly warmPool: readonly WarmPoolCell[];
     }
   | HetznerConfig;
 
@@ -139,6 +142,8 @@ export interface Config {
   readonly compute: ComputeConfig;
   readonly objectStore: ObjectStoreConfig;
   readonly bundles: BundleLimits;
+  /** Snapshots one machine may hold at once (`SNAPSHOTS_PER_MACHINE`). */
+  readonly snapshotsPerMachine: number;
   readonly mail: MailConfig;
   readonly billing: BillingConfig;
   readonly timing: {
@@ -147,6 +152,10 @@ export interface Config {
     /** A running job's worker, silent this long, is taken for dead and the job retried. */
     readonly jobHeartbeatSeconds: number;
   };
+  /** Idle stop: new Agents' `idleStopMinutes`, and how long such a minute is (60 s but in tests). */
+  readonly idleStop: { readonly defaultMinutes: number; readonly unitMs: number };
+  /** A stop: serve this long after turning not ready, then give the rest this long to finish. */
+  readonly shutdown: { readonly drainMs: number; readonly graceMs: number };
   readonly providers: Readonly<Record<'suite' | 'code' | 'music', ProviderEndpoints>>;
 }
 
@@ -304,6 +313,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
             serviceUrl: publicUrl,
             egressAllow: env.INCUS_EGRESS_ALLOW,
             ...(publicSsh && { publicSsh }),
+            warmPool: env.INCUS_WARM_POOL,
           }
         : (hetzner ?? { driver: 'local' }),
     objectStore:
@@ -317,6 +327,7 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
           }
         : { kind: 'fs', root: path.join(dataDir, 'objects') },
     bundles: { maxFileBytes: env.BUNDLE_MAX_FILE_BYTES, maxTotalBytes: env.BUNDLE_MAX_TOTAL_BYTES },
+    snapshotsPerMachine: env.SNAPSHOTS_PER_MACHINE,
     mail: {
       from: env.MAIL_FROM ?? defaultMailFrom(publicUrl),
       emailVerification:
@@ -338,6 +349,11 @@ export function loadConfig(source: Readonly<Record<string, string | undefined>>)
       provisionTimeoutMs: env.PROVISION_TIMEOUT_MS,
       jobHeartbeatSeconds: env.JOB_HEARTBEAT_SECONDS,
       refreshTimeoutMs: env.REFRESH_TIMEOUT_MS,
+    },
+    idleStop: { defaultMinutes: env.AGENT_IDLE_STOP_MINUTES, unitMs: env.AGENT_IDLE_UNIT_MS },
+    shutdown: {
+      drainMs: env.SHUTDOWN_DRAIN_SECONDS * 1_000,
+      graceMs: env.SHUTDOWN_GRACE_SECONDS * 1_000,
     },
     providers: {
       suite: provider(env.SUITE_CLIENT_ID, {

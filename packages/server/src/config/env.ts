@@ -1,5 +1,7 @@
+import { DEFAULT_SNAPSHOTS_PER_MACHINE } from '@svc/contract';
 import { z } from 'zod';
 import { parseEgressAllow } from './egress-allow.js';
+import { parseWarmPool } from './incus-warm-pool.js';
 import { isMailbox } from './mail-config.js';
 
 const optional = z
@@ -30,6 +32,20 @@ const secretBearingUrl = url.refine((value) => {
   const parsed = parsedUrl(value);
   return !parsed || parsed.protocol === 'https:' || LOOPBACK_HOSTS.has(parsed.hostname);
 }, 'an https:// URL (plain http:// only to this host)');
+/**
+ * A list variable (empty by default) read by `parse`, which answers the value or, for a malformed
+ * one, the problem in words (reported with the variable's name).
+ */
+const listOf = <T extends object>(parse: (raw: string) => T | string) =>
+  z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const parsed = parse(raw);
+      if (typeof parsed !== 'string') return parsed;
+      ctx.addIssue({ code: 'custom', message: parsed });
+      return z.NEVER;
+    });
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 const boolean = z
@@ -98,15 +114,7 @@ export const EnvSchema = z.object({
    * IPv4 CIDRs machines may reach though private, shared or link-local (`10.20.0.0/16,…`);
    * never the bridge's other machines (their firewalls decide) nor the host. Default: none.
    */
-  INCUS_EGRESS_ALLOW: z
-    .string()
-    .default('')
-    .transform((raw, ctx) => {
-      const parsed = parseEgressAllow(raw);
-      if (typeof parsed !== 'string') return parsed;
-      ctx.addIssue({ code: 'custom', message: parsed });
-      return z.NEVER;
-    }),
+  INCUS_EGRESS_ALLOW: listOf(parseEgressAllow),
   /**
    * Where Plain VMs are reached by SSH from outside (a network forward per VM): an address of the
    * host (`203.0.113.5`), or one per cluster member (`member1=203.0.113.5,member2=…`). Unset:
@@ -121,6 +129,12 @@ export const EnvSchema = z.object({
    * ports; with none left the one held longest is handed on. 0: no hold.
    */
   INCUS_SSH_PORT_HOLD_HOURS: integer(24, 0, 24 * 365),
+  /**
+   * Machines kept booted and unclaimed per cell (`plain_vm:debian-12:small:eu=2,agent:small:eu=1`):
+   * a create that matches a cell takes one and makes it the tenant's instead of launching.
+   * Empty: no pool.
+   */
+  INCUS_WARM_POOL: listOf(parseWarmPool),
   /** Hetzner Cloud's API (`COMPUTE_DRIVER=hetzner`); a stand-in's in tests. */
   // The token travels with every request: HTTPS, or plain HTTP to this host only (a stand-in).
   HCLOUD_ENDPOINT: secretBearingUrl.default('https://api.hetzner.cloud/v1'),
@@ -151,6 +165,8 @@ export const EnvSchema = z.object({
   /** A bundle's largest file, and the sum of its files, as a publish declares them (bytes). */
   BUNDLE_MAX_FILE_BYTES: integer(100_000_000, 1, 1_000_000_000_000),
   BUNDLE_MAX_TOTAL_BYTES: integer(2_000_000_000, 1, 1_000_000_000_000),
+  /** Snapshots one machine may hold at once (the next is 409 `snapshot_limit`). */
+  SNAPSHOTS_PER_MACHINE: integer(DEFAULT_SNAPSHOTS_PER_MACHINE, 1, 1_000),
   /**
    * Outgoing mail's server, `smtp://user:pass@host:587` (STARTTLS when offered; required with a
    * user and another host, see splitSmtpUrl) or `smtps://`; query parameters are nodemailer's options. Unset: `.eml` files in `DATA_DIR/outbox/`. Its
@@ -183,6 +199,20 @@ export const EnvSchema = z.object({
   /** Days past an invoice's due date the subscription stays usable (`past_due`) unpaid. */
   BILLING_GRACE_DAYS: integer(7, 0, 365),
   PROVISION_TIMEOUT_MS: integer(300_000, 1_000, 86_400_000),
+  /** Minutes unused after which a new Agent is stopped (its `idleStopMinutes`); 0: never. */
+  AGENT_IDLE_STOP_MINUTES: integer(60, 0, 10_080),
+  /**
+   * Tests only: how long one of `idleStopMinutes`' minutes lasts (ms), so an idle stop can be
+   * seen in seconds. The edge's activity writes follow it (a quarter of it apart at most).
+   */
+  AGENT_IDLE_UNIT_MS: integer(60_000, 100, 60_000),
+  /**
+   * Seconds a stopping process keeps serving after `/readyz` turned not ready, so a load balancer
+   * (checking every second or two) has stopped sending it requests before its listener closes.
+   */
+  SHUTDOWN_DRAIN_SECONDS: integer(0, 0, 300),
+  /** Seconds a stopping process gives in-flight requests and running jobs to finish. */
+  SHUTDOWN_GRACE_SECONDS: integer(30, 1, 3_600),
   /** A job whose process fell silent this long (killed) is retried by another (seconds). */
   JOB_HEARTBEAT_SECONDS: integer(30, 10, 3_600),
   REFRESH_TIMEOUT_MS: integer(10_000, 100, 120_000),

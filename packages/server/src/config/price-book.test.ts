@@ -35,6 +35,7 @@ describe('the price book', () => {
     expect(prices.book).toMatchObject({ currency: 'EUR', minorUnitDigits: 2 });
     expect(prices.book.prices).toHaveLength(12);
     expect(prices.cell('agent', 'small', 'eu')).toMatchObject({ monthly: 1200, hourly: 2 });
+    expect(prices.book.snapshotGbMonth).toBe(1);
     expect(loadConfig({}).config.billing.prices.book).toEqual(prices.book);
   });
 
@@ -59,6 +60,7 @@ describe('the price book', () => {
     const problems = problemsOf({ PRICES_FILE: file });
     expect(problems).toEqual([
       'PRICES_FILE: currency: "EUX" is not an ISO 4217 currency code',
+      'PRICES_FILE: snapshotGbMonth: missing (a GB of snapshot storage for a month, in minor units)',
       'PRICES_FILE: prices.0.monthly: not negative',
       'PRICES_FILE: prices.1.hourly: a whole number of minor units (cents), not a fraction',
       'PRICES_FILE: prices.10: plain_vm/large/us: legacyPausedHourly is for Agents only',
@@ -80,6 +82,25 @@ describe('the price book', () => {
       }),
     );
     expect(twice).toEqual(['prices.12: agent/small/us appears twice']);
+  });
+
+  it('needs the snapshot storage price, a whole number of minor units', () => {
+    const { snapshotGbMonth: _, ...without } = defaultPrices;
+    expect(parsePriceBook(JSON.stringify(without))).toEqual([
+      'snapshotGbMonth: missing (a GB of snapshot storage for a month, in minor units)',
+    ]);
+    // Beside a bad cell: each problem is reported.
+    const prices = defaultPrices.prices.map((cell, index) =>
+      index === 2 ? { ...cell, hourly: -1 } : cell,
+    );
+    expect(
+      parsePriceBook(JSON.stringify({ ...defaultPrices, prices, snapshotGbMonth: 1.1 })),
+    ).toEqual([
+      'snapshotGbMonth: a whole number of minor units (cents), not a fraction',
+      'prices.2.hourly: not negative',
+    ]);
+    const priced = parsePriceBook(JSON.stringify({ ...defaultPrices, snapshotGbMonth: 3 }));
+    expect(Array.isArray(priced) ? priced : priced.book.snapshotGbMonth).toBe(3);
   });
 
   it('needs a legacy paused rate on every Agent cell', () => {

@@ -38,6 +38,8 @@ const CellAddress = z.object({
 const PriceFile = z.strictObject({
   currency: z.string({ error: 'an ISO 4217 code such as "EUR"' }),
   prices: z.array(z.unknown(), { error: 'a list of cells' }),
+  // Checked apart (below), so that a problem with it hides none of the cells'.
+  snapshotGbMonth: z.unknown().optional(),
 });
 
 /** The price book's cells by product, size and region. */
@@ -55,7 +57,8 @@ export interface Prices {
 
 /**
  * Parses a price file (`PRICES_FILE`, JSON): every cell (product × size × region) exactly once,
- * amounts as whole non-negative minor units, a currency ISO 4217 knows. Returns the prices, or
+ * the snapshot storage price (`snapshotGbMonth`), amounts as whole non-negative minor units, a
+ * currency ISO 4217 knows. Returns the prices, or
  * every problem found, each a sentence naming where it is.
  */
 export function parsePriceBook(text: string): Prices | string[] {
@@ -72,6 +75,16 @@ export function parsePriceBook(text: string): Prices | string[] {
   const minorUnitDigits = minorUnitDigitsOf(currency);
   if (minorUnitDigits === undefined) {
     problems.push(`currency: "${parsed.data.currency}" is not an ISO 4217 currency code`);
+  }
+  // Required like every cell: a file written for another currency must not inherit a price in
+  // the embedded book's euros.
+  const snapshotGbMonth = MinorUnits.safeParse(parsed.data.snapshotGbMonth);
+  if (parsed.data.snapshotGbMonth === undefined) {
+    problems.push(
+      'snapshotGbMonth: missing (a GB of snapshot storage for a month, in minor units)',
+    );
+  } else if (!snapshotGbMonth.success) {
+    problems.push(...issuesOf(snapshotGbMonth.error, 'snapshotGbMonth'));
   }
   // Cell by cell, so one bad cell hides no problem of another.
   const cells = new Map<string, PriceCell>();
@@ -110,8 +123,15 @@ export function parsePriceBook(text: string): Prices | string[] {
       }
     }
   }
-  if (problems.length > 0 || minorUnitDigits === undefined) return problems;
-  const book: PriceBook = { currency, minorUnitDigits, prices: [...cells.values()] };
+  if (problems.length > 0 || minorUnitDigits === undefined || !snapshotGbMonth.success) {
+    return problems;
+  }
+  const book: PriceBook = {
+    currency,
+    minorUnitDigits,
+    prices: [...cells.values()],
+    snapshotGbMonth: snapshotGbMonth.data,
+  };
   return {
     book,
     cell: (product, size, region) => cells.get(cellKey({ product, size, region })) as PriceCell,

@@ -1,3 +1,4 @@
+import { signIn } from '@svc/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPage, screenshot, signUpInBrowser, watchErrors } from '../../test/browser.js';
@@ -47,7 +48,7 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     return url.slice(server.baseUrl.length);
   };
   const signInStatus = async (secret: string) =>
-    (await server.t.newClient().post('/api/auth/sign-in', { email, password: secret })).status;
+    (await server.t.newClient().send(signIn, { body: { email, password: secret } })).status;
 
   beforeAll(async () => {
     smtp = await startTestSmtpServer();
@@ -302,7 +303,7 @@ describe('the dashboard in Chromium: links from e-mails', () => {
     await other.getByRole('status').getByText('Your account was deleted.').waitFor();
     await screenshot(other, 'account-links-deleted');
     expect(
-      (await server.t.newClient().post('/api/auth/sign-in', { email: leaving, password })).status,
+      (await server.t.newClient().callError(signIn, { body: { email: leaving, password } })).status,
     ).toBe(401);
     expect(otherErrors, otherErrors.join('\n')).toEqual([]);
     await context.close();

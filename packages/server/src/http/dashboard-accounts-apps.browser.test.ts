@@ -1,3 +1,4 @@
+import { acceptInvitation, getMe, signIn } from '@svc/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clickAndAwaitClose, openPage, screenshot, signUpInBrowser } from '../../test/browser.js';
@@ -58,7 +59,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
 
   it('changes the name and the password in settings and signs another browser out', async () => {
     const other = server.t.newClient();
-    expect((await other.post('/api/auth/sign-in', { email, password })).status).toBe(200);
+    await other.call(signIn, { body: { email, password } });
     await page.getByRole('link', { name: email }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     const rows = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
@@ -67,7 +68,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await screenshot(page, 'dashboard-settings');
     await rows.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => rows.count()).toBe(1);
-    expect((await other.get('/api/me')).status).toBe(401);
+    expect((await other.callError(getMe)).status).toBe(401);
 
     await page.getByLabel('Your name').fill('Grace B. Hopper');
     await page.getByRole('button', { name: 'Save name' }).click();
@@ -93,10 +94,10 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await page.getByLabel('Current password').fill(password);
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByRole('status').getByText('Password changed').waitFor();
-    const signIn = (secret: string) =>
-      server.t.newClient().post('/api/auth/sign-in', { email, password: secret });
-    expect((await signIn(password)).status).toBe(401);
-    expect((await signIn('an even better passphrase')).status).toBe(200);
+    const signInWith = (secret: string) =>
+      server.t.newClient().send(signIn, { body: { email, password: secret } });
+    expect((await signInWith(password)).status).toBe(401);
+    expect((await signInWith('an even better passphrase')).status).toBe(200);
     await page
       .getByRole('navigation', { name: 'Sections' })
       .getByRole('link', { name: 'Agents' })
@@ -121,7 +122,7 @@ describe('the dashboard in Chromium: members, sign-in, apps', () => {
     await page.getByRole('status').getByText(`Invitation sent to ${other.user.email}.`).waitFor();
     await verifyAddress(server.t, otherClient, other.user.email);
     const token = await mailedLinkToken(server.t, other.user.email, 'invitation');
-    expect((await otherClient.post('/api/invitations/accept', { token })).status).toBe(200);
+    await otherClient.call(acceptInvitation, { body: { token } });
     await page.reload();
     const row = page.getByRole('row', { name: /Katherine Johnson/ });
     await row.waitFor();

@@ -1,3 +1,4 @@
+import { addVaultEntry, createApiToken, createInvitation, createOrg } from '@svc/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { violationsOf } from '../../test/axe.js';
 import { screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
@@ -28,27 +29,22 @@ describe('the dashboard in Chromium: accessibility (axe-core)', () => {
     owner = setup.server.t.newClient();
     const signedUp = await signUpUser(owner, { email, name: 'Grace Hopper' });
     slug = signedUp.account.slug;
-    const org = await owner.post('/api/orgs', { name: 'Harvard Mark I', slug: 'mark-one' });
+    const org = await owner.call(createOrg, { body: { name: 'Harvard Mark I', slug: 'mark-one' } });
     orgSlug = org.body.slug;
-    const invited = await owner.post(`/api/orgs/${org.body.id}/invitations`, {
-      email: 'howard.aiken@example.com',
-      role: 'member',
+    await owner.call(createInvitation, {
+      params: { id: org.body.id },
+      body: { email: 'howard.aiken@example.com', role: 'member' },
     });
-    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     ({ agentId, vmId } = await runningMachines(setup.server.t, owner, {
       agent: 'compiler',
       vm: 'univac',
       bundle: 'a-0-compiler',
       bundleManifest: { displayName: 'A-0 compiler', tags: ['compilers'] },
     }));
-    const key = await owner.post('/api/vault', {
-      type: 'ssh_key',
-      label: 'laptop',
-      value: PUBLIC_KEY,
+    await owner.call(addVaultEntry, {
+      body: { type: 'ssh_key', label: 'laptop', value: PUBLIC_KEY },
     });
-    expect(key.status, JSON.stringify(key.body)).toBe(201);
-    const token = await owner.post('/api/me/tokens', { name: 'ci', scope: 'read' });
-    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    await owner.call(createApiToken, { body: { name: 'ci', scope: 'read' } });
     // An hour of use, so the billing page has its usage and running bill rows.
     setup.server.t.clock.advance(3_600_000);
   }, 120_000);

@@ -1,4 +1,15 @@
-import type { InvoiceSummary, PriceBook, PriceCell, UpcomingInvoice } from '@svc/contract';
+import {
+  callEndpoint,
+  createOrg,
+  type Endpoint,
+  type EndpointCallInput,
+  getMe,
+  getPrices,
+  getUpcomingInvoice,
+  listInvoices,
+  type PriceBook,
+  type PriceCell,
+} from '@svc/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -42,10 +53,23 @@ describe('the billing pages in Chromium', () => {
     return found;
   };
   const label = (text: string) => page.locator('fieldset.choices label', { hasText: text });
+  /** Calls an endpoint as the page's browser does (its session cookie), typed by the descriptor. */
+  const asPage = <E extends Endpoint>(endpoint: E, input?: EndpointCallInput<E>) =>
+    callEndpoint(endpoint, input, {
+      baseUrl: server.baseUrl,
+      transport: async (url, init) => {
+        const res = await page.request.fetch(url, {
+          method: init.method,
+          headers: init.headers,
+          ...(init.body !== undefined && { data: init.body }),
+        });
+        return { status: res.status(), text: () => res.text() };
+      },
+    });
 
   beforeAll(async () => {
     server = await startDashboardServer();
-    book = (await server.t.newClient().get('/api/prices')).body as PriceBook;
+    book = (await server.t.newClient().call(getPrices)).body;
     ({ browser, page, errors } = await openPage());
     await signUpInBrowser(page, server.baseUrl, { name: 'Lin Wei', email, password });
   }, 90_000);
@@ -182,11 +206,7 @@ describe('the billing pages in Chromium', () => {
     await server.t.ctx.billing.closePeriods();
 
     await page.reload();
-    const listed = await page.request.get(
-      `${server.baseUrl}/api/accounts/${await accountId()}/invoices`,
-    );
-    expect(listed.status()).toBe(200);
-    const [invoice, ...older] = (await listed.json()) as InvoiceSummary[];
+    const [invoice, ...older] = await asPage(listInvoices, { params: { id: await accountId() } });
     expect(older).toEqual([]);
     if (!invoice) throw new Error('no invoice was issued');
     expect(invoice.status).toBe('open');
@@ -227,8 +247,7 @@ describe('the billing pages in Chromium', () => {
   it('shows a member the billing page without the bill and the invoices, and no error', async () => {
     const owner = server.t.newClient();
     await signUpUser(owner);
-    const org = await owner.post('/api/orgs', { name: 'Mill Street', slug: 'mill-street' });
-    expect(org.status).toBe(201);
+    const org = await owner.call(createOrg, { body: { name: 'Mill Street', slug: 'mill-street' } });
     const memberClient = server.t.newClient();
     const member = await signUpUser(memberClient, { name: 'Member Mo' });
     await joinOrganization(server.t, {
@@ -260,24 +279,22 @@ describe('the billing pages in Chromium', () => {
     }
   }, 60_000);
 
-  async function subscriptionStatus(): Promise<string | undefined> {
-    const me = (await (await page.request.get(`${server.baseUrl}/api/me`)).json()) as {
-      accounts: { kind: string; subscriptionStatus: string }[];
-    };
-    return me.accounts.find((account) => account.kind === 'personal')?.subscriptionStatus;
+  async function personalAccount() {
+    const me = await asPage(getMe);
+    const account = me.accounts.find((a) => a.kind === 'personal');
+    if (!account) throw new Error('the signed-in user has no personal account');
+    return account;
   }
 
-  async function accountId(): Promise<string | undefined> {
-    const me = (await (await page.request.get(`${server.baseUrl}/api/me`)).json()) as {
-      accounts: { id: string; kind: string }[];
-    };
-    return me.accounts.find((account) => account.kind === 'personal')?.id;
+  async function subscriptionStatus() {
+    return (await personalAccount()).subscriptionStatus;
   }
 
-  async function upcomingInvoice(): Promise<UpcomingInvoice> {
-    const id = await accountId();
-    const res = await page.request.get(`${server.baseUrl}/api/accounts/${id}/invoices/upcoming`);
-    expect(res.status()).toBe(200);
-    return (await res.json()) as UpcomingInvoice;
+  async function accountId() {
+    return (await personalAccount()).id;
+  }
+
+  async function upcomingInvoice() {
+    return asPage(getUpcomingInvoice, { params: { id: await accountId() } });
   }
 });

@@ -1,3 +1,12 @@
+import {
+  activateSubscription,
+  addVaultEntry,
+  createAgent,
+  createOrg,
+  deactivateSubscription,
+  getAgent,
+  getPlainVm,
+} from '@svc/contract';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshot } from '../../test/browser.js';
@@ -44,12 +53,9 @@ describe('the dashboard in Chromium: create and detail flows', () => {
       beforeAll(async () => {
         owner = setup.server.t.newClient();
         ({ slug, id: accountId } = (await signUpUser(owner, { email, name: 'Flo Flows' })).account);
-        const key = await owner.post('/api/vault', {
-          type: 'ssh_key',
-          label: 'laptop',
-          value: PUBLIC_KEY,
+        await owner.call(addVaultEntry, {
+          body: { type: 'ssh_key', label: 'laptop', value: PUBLIC_KEY },
         });
-        expect(key.status, JSON.stringify(key.body)).toBe(201);
         ({ context, page, errors } = await setup.signedInPage(width, {
           email,
           password: PASSWORD,
@@ -73,7 +79,7 @@ describe('the dashboard in Chromium: create and detail flows', () => {
         const password = await page.getByTestId('initial-password').innerText();
         expect(password.length).toBeGreaterThanOrEqual(12);
         const vmId = new URL(page.url()).pathname.split('/').pop() as string;
-        const vm = await owner.get(`/api/plain-vms/${vmId}`);
+        const vm = await owner.call(getPlainVm, { params: { id: vmId } });
         expect(vm.body.access.vaultEntryIds).toHaveLength(1);
         await status('running').waitFor({ timeout: 20_000 });
         await fitsTheScreen();
@@ -100,7 +106,7 @@ describe('the dashboard in Chromium: create and detail flows', () => {
         await page.getByRole('heading', { level: 1, name: 'notebook' }).waitFor();
         await status('running').waitFor({ timeout: 20_000 });
         const agentId = new URL(page.url()).pathname.split('/').pop() as string;
-        const { url } = (await owner.get(`/api/agents/${agentId}`)).body as { url: string };
+        const { url } = (await owner.call(getAgent, { params: { id: agentId } })).body;
         const address = page.getByRole('link', { name: url });
         await expect.poll(() => address.getAttribute('href')).toBe(url);
         await expect.poll(() => address.getAttribute('target')).toBe('_blank');
@@ -141,27 +147,23 @@ describe('the dashboard in Chromium: create and detail flows', () => {
         await noViolations('the Plain VM without a subscription');
 
         // With a subscription the switch is open, and the reason is gone.
-        await owner.post(`/api/accounts/${accountId}/subscription`);
+        await owner.call(activateSubscription, { params: { id: accountId } });
         await page.reload();
         await expect.poll(() => toSubscription.isDisabled()).toBe(false);
         await expect.poll(() => reason.count()).toBe(0);
-        await owner.delete(`/api/accounts/${accountId}/subscription`);
+        await owner.call(deactivateSubscription, { params: { id: accountId } });
         expect(errors, errors.join('\n')).toEqual([]);
       }, 60_000);
 
       it('disables what a provisioning Agent cannot do, each with the reason beside it', async () => {
-        const org = await owner.post('/api/orgs', {
-          name: `Flows ${width}`,
-          slug: `flows-${width}-${Date.now() % 100_000}`,
+        const org = await owner.call(createOrg, {
+          body: { name: `Flows ${width}`, slug: `flows-${width}-${Date.now() % 100_000}` },
         });
-        await owner.post(`/api/accounts/${org.body.id}/subscription`);
+        await owner.call(activateSubscription, { params: { id: org.body.id } });
         setup.server.t.compute.behave('createServer', { hang: true });
         try {
-          const created = await owner.post('/api/agents', {
-            name: 'slow-box',
-            size: 'small',
-            region: 'eu',
-            billingType: 'metered',
+          const created = await owner.call(createAgent, {
+            body: { name: 'slow-box', size: 'small', region: 'eu', billingType: 'metered' },
           });
           await account(`agents/${created.body.id}`);
           await status('provisioning').waitFor();

@@ -1,3 +1,4 @@
+import { createOrg, signIn } from '@svc/contract';
 import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { violationLines } from '../../test/axe.js';
@@ -81,8 +82,9 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
     owner = setup.server.t.newClient();
     const signedUp = await signUpUser(owner, { email, name: 'Nina Newcomer' });
     slug = signedUp.account.slug;
-    const org = await owner.post('/api/orgs', { name: 'Newcomer Labs', slug: 'newcomer-labs' });
-    expect(org.status, JSON.stringify(org.body)).toBe(201);
+    const org = await owner.call(createOrg, {
+      body: { name: 'Newcomer Labs', slug: 'newcomer-labs' },
+    });
     orgSlug = org.body.slug;
     ({ agentId, vmId } = await runningMachines(setup.server.t, owner, {
       agent: 'editor',
@@ -166,7 +168,7 @@ describe('the dashboard in Chromium: one frame for every signed-in page', () => 
   it('names each session by its browser and system on Settings', async () => {
     const { context, page } = await signedInAt(1280);
     const other = setup.server.t.newClient();
-    expect((await other.post('/api/auth/sign-in', { email, password: PASSWORD })).status).toBe(200);
+    await other.call(signIn, { body: { email, password: PASSWORD } });
     await page.getByRole('banner').getByRole('link', { name: email }).click();
     const sessions = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
     await sessions.filter({ hasText: 'This browser' }).waitFor();

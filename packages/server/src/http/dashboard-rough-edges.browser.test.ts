@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createAgent, createOrg } from '@svc/contract';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, signInInBrowser, watchErrors } from '../../test/browser.js';
@@ -68,7 +69,9 @@ describe('the dashboard in Chromium: rough edges', () => {
     });
     owner = server.t.newClient();
     slug = (await signUpUser(owner, { email, name: 'Edsger Dijkstra' })).account.slug;
-    const org = await owner.post('/api/orgs', { name: 'Mathematical Centre', slug: 'math-centre' });
+    const org = await owner.call(createOrg, {
+      body: { name: 'Mathematical Centre', slug: 'math-centre' },
+    });
     orgSlug = org.body.slug;
     ({ agentId, vmId } = await runningMachines(server.t, owner, {
       agent: 'publisher',
@@ -171,11 +174,8 @@ describe('the dashboard in Chromium: rough edges', () => {
 
   it("keeps an Agent's address back until it has one, explains the cohort, and announces its status", async () => {
     server.t.compute.behave('createServer', { hang: true });
-    const created = await owner.post('/api/agents', {
-      name: 'slow-starter',
-      size: 'small',
-      region: 'eu',
-      billingType: 'metered',
+    const created = await owner.call(createAgent, {
+      body: { name: 'slow-starter', size: 'small', region: 'eu', billingType: 'metered' },
     });
     await account(`agents/${created.body.id}`);
     await page.locator('.page-head .badge[data-status="provisioning"]').waitFor();

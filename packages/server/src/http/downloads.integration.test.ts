@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { signUp } from '@svc/contract';
 import { Hono } from 'hono';
 import { Parser } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,12 +84,13 @@ describe('GET /downloads/svc-<platform>-<arch>.tar.gz', () => {
   });
 
   it('is a reserved word, never an account', async () => {
-    const res = await t.client.post('/api/auth/sign-up', {
-      email: 'downloads@example.com',
-      password: 'correct horse battery',
-      name: 'Downloads',
+    const res = await t.client.call(signUp, {
+      body: {
+        email: 'downloads@example.com',
+        password: 'correct horse battery',
+        name: 'Downloads',
+      },
     });
-    expect(res.status).toBe(201);
     expect(res.body.account.slug).not.toBe('downloads');
   });
 });

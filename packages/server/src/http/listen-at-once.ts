@@ -35,12 +35,15 @@ export function listenAtOnce(options: {
     },
     serving.front,
   );
-  const close = async () => {
+  /** Stops accepting; requests under way get `graceMs` to finish (without it, all they need). */
+  const close = async (graceMs?: number) => {
     await listening;
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
-      // Keep-alive connections and proxied WebSockets would hold `close` open until they end.
+      // Keep-alive connections would hold `close` open until they end; idle ones go now.
       server.closeIdleConnections();
+      // Answers that outlast the grace are cut.
+      if (graceMs !== undefined) setTimeout(() => server.closeAllConnections(), graceMs).unref();
     });
   };
   return {
@@ -50,7 +53,7 @@ export function listenAtOnce(options: {
       await listening;
       serving.cut();
       server.closeAllConnections();
-      await close();
+      await close(0);
     },
   };
 }

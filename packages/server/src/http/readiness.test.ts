@@ -91,17 +91,31 @@ describe('Readiness', () => {
   it('reports ready only when started and the database is reachable and migrated', async () => {
     expect(await at('loading').report()).toEqual({
       ready: false,
-      body: { status: 'not_ready', checks: { database: false, migrations: false, started: false } },
+      body: {
+        status: 'not_ready',
+        checks: { database: false, migrations: false, started: false, stopping: false },
+      },
     });
     expect(await at('starting').report(healthy)).toEqual({
       ready: false,
-      body: { status: 'not_ready', checks: { database: true, migrations: true, started: false } },
+      body: {
+        status: 'not_ready',
+        checks: { database: true, migrations: true, started: false, stopping: false },
+      },
     });
     expect(await at('ready').report(healthy)).toEqual({
       ready: true,
-      body: { status: 'ready', checks: { database: true, migrations: true, started: true } },
+      body: {
+        status: 'ready',
+        checks: { database: true, migrations: true, started: true, stopping: false },
+      },
     });
     const unmigrated = async () => ({ database: true, migrations: false });
     expect((await at('ready').report(unmigrated)).ready).toBe(false);
+    // Draining: started, reachable, migrated, and not ready, so a load balancer looks elsewhere.
+    expect(await at('stopping').report(healthy)).toMatchObject({
+      ready: false,
+      body: { status: 'not_ready', checks: { started: true, stopping: true } },
+    });
   });
 });

@@ -99,10 +99,15 @@ export class Readiness {
       ? await databaseChecks()
       : { database: false, migrations: false };
     const started = this.started;
-    const ready = database && migrations && started;
+    // Not ready as soon as a signal comes, so the load balancer drains this process first.
+    const stopping = this.#state === 'stopping';
+    const ready = database && migrations && started && !stopping;
     return {
       ready,
-      body: { status: ready ? 'ready' : 'not_ready', checks: { database, migrations, started } },
+      body: {
+        status: ready ? 'ready' : 'not_ready',
+        checks: { database, migrations, started, stopping },
+      },
     };
   }
 

@@ -42,7 +42,12 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     const text = (await t.newClient('127.0.0.1').get('/metrics')).body as string;
     // The startup reconciler jobs are in pg-boss's table; the new Agent is in one of its states.
     expect(text).toMatch(/^svc_jobs\{queue="[^"]+",state="[a-z]+"\} [1-9]/m);
-    expect(text).toMatch(/^svc_machines\{kind="agent",state="[a-z_]+"\} 1$/m);
+    expect(text).toMatch(/^svc_machines\{kind="agent",state="[a-z_]+",driver="[a-z]+"\} 1$/m);
+    // This process's pool: PGlite's one session, or the PostgreSQL pool's ten connections.
+    expect(text).toMatch(
+      kind === 'pglite' ? /^svc_db_pool_max_connections 1$/m : /^svc_db_pool_max_connections 10$/m,
+    );
+    expect(text).toMatch(/^svc_database_up 1$/m);
   });
 
   it('is no account: the slug is reserved, so no public page is shadowed', async () => {
