@@ -6,6 +6,7 @@ import { routePath } from 'hono/route';
 import { secureHeaders } from 'hono/secure-headers';
 import { mountAccountsRoutes } from './accounts/accounts.routes.js';
 import { FS_UPLOAD_PATH } from './adapters/object-store/fs-object-store.js';
+import { ObjectStoreUnavailable } from './adapters/object-store/object-store.js';
 import { mountAgentsRoutes } from './agents/agents.routes.js';
 import { mountAppConnectionsRoutes } from './app-connections/app-connections.routes.js';
 import { mountAuditRoutes } from './audit/audit.routes.js';
@@ -33,7 +34,7 @@ import { mountPlainVmsRoutes } from './plain-vms/plain-vms.routes.js';
 import { mountVaultRoutes } from './vault/vault.routes.js';
 
 const HEALTH_CHECK_PATHS = new Set(['/healthz', '/readyz']);
-/** How soon a client may try again while the database is out of reach. */
+/** How soon a client may try again while the database or the object store is out of reach. */
 const RETRY_AFTER_SECONDS = 5;
 
 /** `error`, or the error it was caused by, that is a `kind`. */
@@ -210,6 +211,13 @@ export function createApp(
       log.warn({ requestId: c.var.requestId, err: error }, 'database unavailable');
       // Only a request that never reached the database is surely safe to send again.
       if (lost.phase === 'connect') c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return c.json(toErrorEnvelope(new AppError('unavailable')), 503);
+    }
+    const storeAway = causeOf(error, ObjectStoreUnavailable);
+    if (storeAway) {
+      log.warn({ requestId: c.var.requestId, err: error }, 'object store unavailable');
+      // Whatever the request did is safe to do again: an upload waits until a commit hashes it.
+      c.header('Retry-After', String(RETRY_AFTER_SECONDS));
       return c.json(toErrorEnvelope(new AppError('unavailable')), 503);
     }
     if (error instanceof HTTPException && error.status < 500) {

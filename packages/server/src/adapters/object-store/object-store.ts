@@ -17,6 +17,20 @@ export interface UploadTarget {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * The store could not be reached, or failed on its side: nothing about the request was wrong, and
+ * the same request may succeed in a moment (`503 unavailable` with `Retry-After`). Nothing is
+ * lost: an upload stays where it waits until a commit hashes it.
+ */
+export class ObjectStoreUnavailable extends Error {
+  override name = 'ObjectStoreUnavailable';
+  constructor(cause: unknown) {
+    super(`the object store is unavailable: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+  }
+}
+
 /** What `commitUpload` found: the object is in place, or the upload never came, or it is wrong. */
 export type CommitResult = 'stored' | 'missing' | 'mismatch';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -13,6 +13,7 @@ import type { Clock } from '../clock.js';
 import {
   type CommitResult,
   type ObjectStore,
+  ObjectStoreUnavailable,
   objectKey,
   SHA256_HEX,
   type UploadTarget,
@@ -33,6 +34,38 @@ const isNotFound = (error: unknown) => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 };
+
+/** Socket-level failures: the store is not there for us (the SDK has retried them already). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/** Whether `error` says the store is out of reach or failing on its side, not that we erred. */
+const isUnreachable = (error: unknown) => {
+  const e = error as { name?: string; code?: string; $fault?: string };
+  if (e.$fault === 'server') return true;
+  return e.name === 'TimeoutError' || NETWORK_CODES.has(e.code ?? '');
+};
+
+const translated = (error: unknown) =>
+  isUnreachable(error) ? new ObjectStoreUnavailable(error) : error;
+
+/**
+ * A body whose connection breaks mid-stream errors with `ObjectStoreUnavailable`: a body's error is
+ * always its transport's, and its readers (hashing, tarball checks) must not answer 500 for it.
+ */
+function guardedBody(body: Readable): Readable {
+  const out = new PassThrough();
+  body.once('error', (error) => out.destroy(new ObjectStoreUnavailable(error)));
+  out.once('close', () => body.destroy());
+  return body.pipe(out);
+}
 
 /**
  * S3 or any S3-compatible store. The Agent PUTs to a presigned URL under `uploads/<id>`, never to
@@ -57,6 +90,12 @@ export class S3ObjectStore implements ObjectStore {
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
   }
+
+  /** One request to the store, its unreachability said as `ObjectStoreUnavailable`. */
+  #send: S3Client['send'] = ((command: Parameters<S3Client['send']>[0]) =>
+    this.#client.send(command).catch((error: unknown) => {
+      throw translated(error);
+    })) as S3Client['send'];
 
   async uploadUrl(ticket: UploadTicket): Promise<UploadTarget> {
     const now = this.clock.now().getTime();
@@ -83,7 +122,9 @@ export class S3ObjectStore implements ObjectStore {
     const Key = uploadKey(ticket.uploadId);
     let body: Readable;
     try {
-      body = (await this.#client.send(new GetObjectCommand({ Bucket, Key }))).Body as Readable;
+      body = guardedBody(
+        (await this.#send(new GetObjectCommand({ Bucket, Key }))).Body as Readable,
+      );
     } catch (error) {
       if (!isNotFound(error)) throw error;
       // Committed before (a retried complete) or never uploaded.
@@ -97,11 +138,11 @@ export class S3ObjectStore implements ObjectStore {
       hash.update(chunk as Buffer);
     }
     if (size !== ticket.size || hash.digest('hex') !== ticket.sha256) {
-      await this.#client.send(new DeleteObjectCommand({ Bucket, Key }));
+      await this.#send(new DeleteObjectCommand({ Bucket, Key }));
       return 'mismatch';
     }
     if (!(await this.stat(ticket.sha256))) {
-      await this.#client.send(
+      await this.#send(
         new CopyObjectCommand({
           Bucket,
           Key: objectKey(ticket.sha256),
@@ -109,12 +150,12 @@ export class S3ObjectStore implements ObjectStore {
         }),
       );
     }
-    await this.#client.send(new DeleteObjectCommand({ Bucket, Key }));
+    await this.#send(new DeleteObjectCommand({ Bucket, Key }));
     return 'stored';
   }
 
   async discardUpload(uploadId: string): Promise<void> {
-    await this.#client.send(
+    await this.#send(
       new DeleteObjectCommand({ Bucket: this.options.bucket, Key: uploadKey(uploadId) }),
     );
   }
@@ -122,7 +163,7 @@ export class S3ObjectStore implements ObjectStore {
   async stat(sha256: string): Promise<{ size: number } | undefined> {
     if (!SHA256_HEX.test(sha256)) return undefined;
     try {
-      const head = await this.#client.send(
+      const head = await this.#send(
         new HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey(sha256) }),
       );
       return { size: head.ContentLength ?? 0 };
@@ -135,10 +176,10 @@ export class S3ObjectStore implements ObjectStore {
   async read(sha256: string): Promise<Readable | undefined> {
     if (!SHA256_HEX.test(sha256)) return undefined;
     try {
-      const object = await this.#client.send(
+      const object = await this.#send(
         new GetObjectCommand({ Bucket: this.options.bucket, Key: objectKey(sha256) }),
       );
-      return object.Body as Readable;
+      return guardedBody(object.Body as Readable);
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -147,7 +188,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(sha256: string): Promise<void> {
     if (!SHA256_HEX.test(sha256)) return;
-    await this.#client.send(
+    await this.#send(
       new DeleteObjectCommand({ Bucket: this.options.bucket, Key: objectKey(sha256) }),
     );
   }
