@@ -305,12 +305,19 @@ print(json.dumps({"tries": tries, "connected": connected}))'`,
     for (const hostOnly of ['incusd', 'lxcfs', 'dnsmasq', 'node', 'vitest']) {
       expect(names, hostOnly).not.toContain(hostOnly);
     }
-    const paths = await inside(
-      attacker,
-      `for p in ${marker} /var/lib/incus /var/log/incus /work; do test -e "$p" && echo "visible $p"; done
-       dmesg >/dev/null 2>&1 && echo "dmesg readable"; test -e /dev/incus && echo "guest API"; echo checked`,
-    );
-    expect(paths.stdout.trim()).toBe('checked');
+    const look = () =>
+      inside(
+        attacker,
+        `for p in ${marker} /var/lib/incus /var/log/incus /work; do test -e "$p" && echo "visible $p"; done
+         dmesg >/dev/null 2>&1 && echo "dmesg readable"; test -e /dev/incus && echo "guest API"; echo checked`,
+      );
+    // The script always ends saying "checked": an answer without it is an exec that never ran
+    // (incus's own error on a loaded host, in stderr), so it is asked again; a finding is not.
+    let paths = await look();
+    for (let tries = 1; tries < 3 && !paths.stdout.includes('checked'); tries += 1) {
+      paths = await look();
+    }
+    expect(paths.stdout.trim(), paths.stderr).toBe('checked');
 
     // Root inside is a host UID of its own: no other machine maps the same range.
     const mapOf = async (of: { name: string }) =>
