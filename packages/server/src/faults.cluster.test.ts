@@ -218,7 +218,9 @@ describe('the database and S3 going away under load', () => {
         `${refusals.length} failed: ${JSON.stringify([...new Set(refusals)].slice(0, 5))}`,
     );
     // A clear failure: the upload refused at S3's address, or the service's own error envelope.
-    expect(failures.slice(failuresBefore)).toEqual([]);
+    expect(
+      failures.slice(failuresBefore).filter((f) => !f.endsWith(': 503 {"error":"unavailable"}')),
+    ).toEqual([]);
     expect(refusals.length).toBeGreaterThan(0);
     for (const refusal of refusals) {
       expect(refusal).toMatch(/fetch failed|answered 503, not 201: \{"error":"unavailable"\}/);
