@@ -36,6 +36,19 @@ export const deleteUserApiToken = (db: Executor, userId: string, id: string) =>
     .executeTakeFirst();
 
 /**
+ * Whether the user's token of this id is live (not revoked, not expired): a port's cookie opened
+ * with it ends with it. One lookup by the primary key.
+ */
+export const isApiTokenLive = async (db: Executor, id: string, userId: string, now: Date) =>
+  (await db
+    .selectFrom('apiTokens')
+    .select('id')
+    .where('id', '=', id)
+    .where('userId', '=', userId)
+    .where((eb) => eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)]))
+    .executeTakeFirst()) !== undefined;
+
+/**
  * The live token's scope, its user and the user's memberships, and its use recorded (at most
  * once a minute), in one statement: a token check costs one round trip, like a session's.
  */

@@ -61,11 +61,25 @@ export const useSession = (
       'u.pendingEmailExpiresAt',
       's.expiresAt',
       's.lastSeenAt',
+      's.id as recordId',
     ])
     .select((eb) => membershipsOf(eb.ref('u.id')).as('memberships'))
     .where('s.idHash', '=', idHash)
     .where('s.expiresAt', '>', times.now)
     .executeTakeFirst();
+
+/**
+ * Whether the user's session of this id (the settings page's) is live: a port's cookie ends with
+ * the session that opened it. One lookup by the unique `sessions_id_idx`.
+ */
+export const isSessionLive = async (db: Executor, id: string, userId: string, now: Date) =>
+  (await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '=', id)
+    .where('userId', '=', userId)
+    .where('expiresAt', '>', now)
+    .executeTakeFirst()) !== undefined;
 
 /** The user's live sessions, newest first. */
 export const listUserSessions = (db: Executor, userId: string, now: Date) =>

@@ -137,10 +137,11 @@ export function createSessionsService({
     },
 
     /**
-     * The user behind a session cookie and their memberships, or `undefined`. One statement,
-     * which also records the use now and then and extends sessions past half their life.
+     * The user behind a session cookie, their memberships and the session's id (the settings
+     * page's, `recordId`), or `undefined`. One statement, which also records the use now and
+     * then and extends sessions past half their life.
      */
-    async authenticate(sessionId: string): Promise<Principal | undefined> {
+    async authenticate(sessionId: string): Promise<(Principal & { recordId: string }) | undefined> {
       const row = await sessionsRepo.useSession(
         db,
         hashSessionId(sessionId),
@@ -151,6 +152,7 @@ export function createSessionsService({
           user: toUser(row),
           memberships: toMemberships(row.memberships),
           pendingEmailChange: pendingEmailChangeOf(row, clock.now()),
+          recordId: row.recordId,
         }
       );
     },

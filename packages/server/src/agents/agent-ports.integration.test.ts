@@ -1,8 +1,10 @@
 import {
   createAgent,
   createOrg,
+  getMe,
   listAgentPorts,
   listAuditEvents,
+  listSessions,
   MAX_SHARED_PORTS,
   openAgentPort,
   shareAgentPort,
@@ -171,7 +173,12 @@ describe("an Agent's shared ports: PUT, GET and DELETE /api/agents/{id}/ports, a
       const link = new URL(url);
       expect(link.host.startsWith(`3200--${subdomain}.`)).toBe(true);
       expect(link.pathname).toBe('/_svc/port-open');
-      expect(link.searchParams.get('ticket')).toMatch(/^pt1\./);
+      // The ticket names the session that asked for it (by the settings page's id, no secret).
+      const { user } = (await who.call(getMe)).body;
+      const session = (await who.call(listSessions)).body.sessions.find((s) => s.current)?.id;
+      expect(link.searchParams.get('ticket')).toMatch(
+        new RegExp(`^pt2\\.${agentId}\\.3200\\.${user.id}\\.s\\.${session}\\.`),
+      );
       expect(link.searchParams.get('next')).toBe('/app?x=1');
     }
 

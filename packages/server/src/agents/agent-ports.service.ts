@@ -14,7 +14,7 @@ import type { Clock } from '../adapters/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import type { Database, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { issuePortTicket, portAccessKey } from './agent-port-access.js';
+import { issuePortTicket, type PortOpener, portAccessKey } from './agent-port-access.js';
 import * as portsRepo from './agent-ports.repo.js';
 import * as repo from './agents.repo.js';
 
@@ -151,8 +151,16 @@ export function createAgentPortsService(deps: AgentPortsDeps) {
      * A one-time link to the shared port for the caller: `<port URL>/_svc/port-open?ticket=…`,
      * where the edge sets the port's cookie and sends the browser on to `next`. A `private` port
      * is for owners and admins; a `public` one needs no ticket, so its link is the page itself.
+     * The ticket, and the cookie made from it, name `opener` (the caller's session or token):
+     * the cookie ends with it.
      */
-    async open(userId: string, agentId: string, port: number, next = '/') {
+    async open(
+      caller: { userId: string; opener: PortOpener },
+      agentId: string,
+      port: number,
+      next = '/',
+    ) {
+      const { userId, opener } = caller;
       const { agent, role } = await requireAgent(db, userId, agentId);
       const shared = await portsRepo.findSharedPort(db, agentId, port);
       if (!shared) throw new AppError('not_found', { message: `Port ${port} is not shared` });
@@ -171,7 +179,7 @@ export function createAgentPortsService(deps: AgentPortsDeps) {
       }
       const { ticket, expiresAtSeconds } = issuePortTicket(
         key,
-        { agentId, port, userId },
+        { agentId, port, userId, opener },
         nowSeconds,
       );
       const query = new URLSearchParams({ ticket, next });

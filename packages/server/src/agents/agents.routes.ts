@@ -95,7 +95,12 @@ export function mountAgentsRoutes(router: Router, ctx: AppContext) {
     return undefined;
   });
   router.mount(api.openAgentPort, async ({ params, body }, c) =>
-    agentPorts.open(c.var.user.id, params.id, params.port, body.next),
+    agentPorts.open(
+      { userId: c.var.user.id, opener: c.var.signedInBy },
+      params.id,
+      params.port,
+      body.next,
+    ),
   );
   router.mount(api.deleteAgent, async ({ params }, c) =>
     agents.act(c.var.user.id, params.id, 'destroy'),

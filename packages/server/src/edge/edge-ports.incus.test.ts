@@ -3,8 +3,10 @@ import {
   createAgent,
   getAgent,
   listAgentPorts,
+  listSessions,
   openAgentPort,
   shareAgentPort,
+  signOut,
   unshareAgentPort,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,12 +138,24 @@ describe('shared ports of an Agent on Incus', { timeout: 300_000 }, () => {
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ cookie: null });
 
+    // Someone outside the account, signed in: a well-signed cookie of theirs meets a 403.
+    const strangerClient = server.t.newClient();
+    const strangerId = (await signUpUser(strangerClient)).user.id;
+    const strangerSession = (await strangerClient.call(listSessions)).body.sessions[0]?.id ?? '';
     const stranger = issuePortCookie(
       portAccessKey(server.t.ctx.secrets.hmacKey),
-      { agentId: agent.id, port: 3000, userId: '00000000-0000-4000-8000-000000000000' },
+      {
+        agentId: agent.id,
+        port: 3000,
+        userId: strangerId,
+        opener: { kind: 'session', id: strangerSession },
+      },
       Math.floor(server.t.clock.now().getTime() / 1000),
     );
     expect((await at('/', { cookie: `svc_port=${stranger}` })).status).toBe(403);
+    // Signed out, their cookie is no cookie at all.
+    await strangerClient.send(signOut);
+    expect((await at('/', { cookie: `svc_port=${stranger}` })).status).toBe(401);
 
     await server.t.client.call(unshareAgentPort, { params: params() });
     afterCaches();

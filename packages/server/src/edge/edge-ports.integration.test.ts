@@ -3,12 +3,20 @@ import type { AddressInfo } from 'node:net';
 import type { Agent } from '@svc/contract';
 import {
   activateSubscription,
+  changePassword,
   createAgent,
+  createApiToken,
   createOrg,
+  endSession,
   getAgent,
+  getMe,
   listAgentPorts,
+  listSessions,
   openAgentPort,
+  revokeApiToken,
   shareAgentPort,
+  signIn,
+  signOut,
   unshareAgentPort,
 } from '@svc/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,9 +93,12 @@ describe('shared ports: <port>--<subdomain> reaches a port inside the Agent, for
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(next);
     const setCookie = [res.headers['set-cookie'] ?? []].flat()[0] as string;
-    expect(setCookie).toMatch(/^svc_port=pc1\..*; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    expect(setCookie).toMatch(/^svc_port=pc2\..*; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
     return setCookie.split(';')[0] as string;
   };
+  /** The id of the client's current session, as the settings page shows it. */
+  const sessionOf = async (client: TestClient) =>
+    (await client.call(listSessions)).body.sessions.find((session) => session.current)?.id ?? '';
   const webSocket = (headers: Record<string, string>) =>
     new Promise<{ first: Seen; echo: string }>((resolve, reject) => {
       const ws = new WebSocket(`${portUrl.replace('http', 'ws')}socket`, {
@@ -238,9 +249,10 @@ describe('shared ports: <port>--<subdomain> reaches a port inside the Agent, for
     // A cookie of someone outside the account, well signed: refused by their role.
     const key = portAccessKey(t.ctx.secrets.hmacKey);
     const nowSeconds = Math.floor(t.clock.now().getTime() / 1000);
+    const outsiderSession = { kind: 'session' as const, id: await sessionOf(outsider.client) };
     const forged = issuePortCookie(
       key,
-      { agentId: agent.id, port: appPort, userId: outsider.id },
+      { agentId: agent.id, port: appPort, userId: outsider.id, opener: outsiderSession },
       nowSeconds,
     );
     const refused = await at('/', { cookie: `svc_port=${forged}` });
@@ -285,6 +297,76 @@ describe('shared ports: <port>--<subdomain> reaches a port inside the Agent, for
     edited.searchParams.set('next', '//evil.example/');
     const res = await localRequest(edited.toString());
     expect(res).toMatchObject({ status: 302, headers: { location: '/' } });
+  });
+
+  it('ends a port’s cookie with the session that opened it: signed out, revoked, or ended in Settings', async () => {
+    const email = (await member.call(getMe)).body.user.email;
+    const browser = async () => {
+      const client = t.newClient();
+      await client.call(signIn, { body: { email, password: 'correct horse battery' } });
+      return { client, cookie: await cookieOf(client) };
+    };
+    const memberCookie = await cookieOf(member);
+    /** No cookie at all, as far as the edge can tell: to the dashboard, 401 for the rest. */
+    const refused = async (cookie: string) => {
+      const page = await at('/', { cookie, accept: 'text/html' });
+      expect(page.status).toBe(302);
+      expect(page.headers.location).toContain(
+        `/dashboard/agents/${agent.id}/ports/${appPort}/open`,
+      );
+      expect((await at('/', { cookie })).status).toBe(401);
+      await expect(webSocket({ cookie })).rejects.toThrow(/401/);
+    };
+
+    // Signing out ends it at once (no cache to wait for); the user's other sessions keep theirs.
+    const laptop = await browser();
+    expect((await at('/', { cookie: laptop.cookie })).status).toBe(200);
+    expect((await laptop.client.send(signOut)).status).toBe(204);
+    await refused(laptop.cookie);
+    expect((await at('/', { cookie: memberCookie })).status).toBe(200);
+
+    // A session ended from the settings page.
+    const tablet = await browser();
+    expect((await at('/', { cookie: tablet.cookie })).status).toBe(200);
+    await member.call(endSession, { params: { id: await sessionOf(tablet.client) } });
+    await refused(tablet.cookie);
+
+    // A cookie naming a live session of someone else is no cookie either.
+    const key = portAccessKey(t.ctx.secrets.hmacKey);
+    const borrowed = issuePortCookie(
+      key,
+      {
+        agentId: agent.id,
+        port: appPort,
+        userId: (await member.call(getMe)).body.user.id,
+        opener: { kind: 'session', id: await sessionOf(outsider.client) },
+      },
+      Math.floor(t.clock.now().getTime() / 1000),
+    );
+    await refused(`svc_port=${borrowed}`);
+
+    // A link asked for with a personal access token: the cookie ends when the token is revoked.
+    const token = (await member.call(createApiToken, { body: { name: 'ports', scope: 'write' } }))
+      .body;
+    const script = t.newClient().withDefaults({
+      headers: { authorization: `Bearer ${token.token}` },
+    });
+    const tokenCookie = await cookieOf(script);
+    expect((await at('/', { cookie: tokenCookie })).status).toBe(200);
+    await member.call(revokeApiToken, { params: { id: token.id } });
+    await refused(tokenCookie);
+
+    // A password changed in another session ends this one, and with it this cookie.
+    const phone = await browser();
+    expect((await at('/', { cookie: phone.cookie })).status).toBe(200);
+    await member.call(changePassword, {
+      body: { currentPassword: 'correct horse battery', newPassword: 'correct horse battery 2' },
+    });
+    await refused(phone.cookie);
+    expect((await at('/', { cookie: memberCookie })).status).toBe(200);
+    await member.call(changePassword, {
+      body: { currentPassword: 'correct horse battery 2', newPassword: 'correct horse battery' },
+    });
   });
 
   it('serves a private port to owners and admins only, within seconds of the change', async () => {

@@ -3,13 +3,16 @@ import type { Duplex } from 'node:stream';
 import { isPortPath, PORT_COOKIE, PORT_OPEN_PATH, type PortShare, type Role } from '@svc/contract';
 import { GATEWAY_COOKIE, readCookieValues } from '@svc/contract/gateway-ticket';
 import { findRole } from '../accounts/accounts.repo.js';
+import { isApiTokenLive } from '../accounts/api-tokens.repo.js';
 import { MANAGERS } from '../accounts/membership.js';
+import { isSessionLive } from '../accounts/sessions.repo.js';
 import type { Clock } from '../adapters/clock.js';
 import {
   checkPortCookie,
   checkPortTicket,
   issuePortCookie,
   PORT_COOKIE_TTL_SECONDS,
+  type PortOpener,
   portAccessKey,
 } from '../agents/agent-port-access.js';
 import * as portsRepo from '../agents/agent-ports.repo.js';
@@ -89,7 +92,9 @@ function expiringCache<V>(clock: Clock, ttlMs: number) {
  * members of the Agent's account, `private`: its owners and admins, each known by the port's
  * cookie, which the edge sets itself at `/_svc/port-open` from a single-use ticket the dashboard
  * hands out; the person's current role and the port's current share level are read again every
- * few seconds, so the cookie carries no rights of its own. The service's cookies are taken off
+ * few seconds, so the cookie carries no rights of its own. Nor does it outlive the session (or
+ * personal access token) that opened the port: that is looked up on every request, uncached, so
+ * a sign-out, a revoked session or token, or its expiry ends the cookie at once. The service's cookies are taken off
  * every request that goes on to the user's app.
  */
 export function createEdgePorts(deps: EdgePortsDeps) {
@@ -108,13 +113,25 @@ export function createEdgePorts(deps: EdgePortsDeps) {
   const roleOf = (accountId: string, userId: string) =>
     roles(`${accountId}:${userId}`, () => findRole(deps.database.db, accountId, userId));
 
+  /** Whether the session or token a cookie names is still the user's and live. */
+  const openerLive = ({ userId, opener }: { userId: string; opener: PortOpener }) =>
+    (opener.kind === 'session' ? isSessionLive : isApiTokenLive)(
+      deps.database.db,
+      opener.id,
+      userId,
+      deps.clock.now(),
+    );
+
   async function decide(req: IncomingMessage, agentId: string, port: number): Promise<Decision> {
     const access = await accessOf(agentId, port);
     if (!access) return { kind: 'page', page: NOT_SHARED };
     if (access.share === 'public') return { kind: 'pass' };
-    const users = readCookieValues(req.headers.cookie, cookieName)
+    const claims = readCookieValues(req.headers.cookie, cookieName)
       .map((value) => checkPortCookie(key, { agentId, port, nowSeconds: nowSeconds() }, value))
-      .filter((userId): userId is string => userId !== undefined);
+      .filter((claim) => claim !== undefined);
+    // A cookie whose session has ended counts as no cookie at all.
+    const users: string[] = [];
+    for (const claim of claims) if (await openerLive(claim)) users.push(claim.userId);
     if (users.length === 0) {
       // A person at a browser is sent to open the port from the dashboard; scripts get the 401.
       const isRead = req.method === 'GET' || req.method === 'HEAD';
@@ -155,7 +172,7 @@ export function createEdgePorts(deps: EdgePortsDeps) {
       return res.end('This link is no longer valid: open the port again from the dashboard.\n');
     }
     const cookie = [
-      `${cookieName}=${issuePortCookie(key, { agentId, port, userId: ticket.userId }, now)}`,
+      `${cookieName}=${issuePortCookie(key, { agentId, port, userId: ticket.userId, opener: ticket.opener }, now)}`,
       'Path=/',
       'HttpOnly',
       'SameSite=Lax',

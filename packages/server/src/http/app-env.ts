@@ -13,6 +13,11 @@ export interface AppEnv {
     memberships: AccountMembership[];
     /** Set with `user`: the user's requested new e-mail address, if one waits. */
     pendingEmailChange: PendingEmailChange | null;
+    /**
+     * Set with `user`: the session or personal access token the request was signed in by, by
+     * its record's id (never its secret), for what must end when it does (a port's cookie).
+     */
+    signedInBy: SignedInBy;
     /** Set by the router before auth: the scope a personal access token needs here. */
     tokenScope: 'read' | 'write';
     /** Set by the Agent-token middleware on endpoints whose auth is `agent`. */
@@ -24,6 +29,12 @@ export interface AppEnv {
      */
     agentClaim: AgentClaim;
   };
+}
+
+/** A session (the settings page's id) or a personal access token (its id). */
+export interface SignedInBy {
+  readonly kind: 'session' | 'token';
+  readonly id: string;
 }
 
 /** What a well-signed HMAC token names, before the database has confirmed it. */

@@ -12,14 +12,16 @@ export interface UserPrincipal {
   readonly pendingEmailChange: AppEnv['Variables']['pendingEmailChange'];
 }
 
-/** Whatever resolves a session cookie to its user (the sessions service). */
+/** Whatever resolves a session cookie to its user and the session's id (the sessions service). */
 export interface SessionAuthenticator {
-  authenticate(sessionId: string): Promise<UserPrincipal | undefined>;
+  authenticate(sessionId: string): Promise<(UserPrincipal & { recordId: string }) | undefined>;
 }
 
 /** Whatever resolves a personal access token to its user and scope (the API tokens service). */
 export interface TokenAuthenticator {
-  authenticate(token: string): Promise<(UserPrincipal & { scope: ApiTokenScope }) | undefined>;
+  authenticate(
+    token: string,
+  ): Promise<(UserPrincipal & { scope: ApiTokenScope; tokenId: string }) | undefined>;
 }
 
 /** Whether the request carries a personal access token (rather than an Agent's). */
@@ -28,7 +30,7 @@ export const hasUserToken = (token: string | undefined) =>
 
 /**
  * Requires a signed-in user and publishes them as `c.var.user`, their accounts as
- * `c.var.memberships`; else 401. A session cookie
+ * `c.var.memberships`, the session or token as `c.var.signedInBy`; else 401. A session cookie
  * always counts; with `tokens`, so does `Authorization: Bearer svcp_…` with the scope the router
  * set for the endpoint (`c.var.tokenScope`; a `read` token elsewhere is 403 `insufficient_scope`).
  * A bearer token that is not a live personal access token is 401, whatever cookie comes with it.
@@ -59,6 +61,7 @@ export function userAuth(options: {
       c.set('user', found.user);
       c.set('memberships', found.memberships);
       c.set('pendingEmailChange', found.pendingEmailChange);
+      c.set('signedInBy', { kind: 'token', id: found.tokenId });
       return next();
     }
     const sessionId = readSessionCookie(c, secureCookies);
@@ -67,6 +70,7 @@ export function userAuth(options: {
     c.set('user', found.user);
     c.set('memberships', found.memberships);
     c.set('pendingEmailChange', found.pendingEmailChange);
+    c.set('signedInBy', { kind: 'session', id: found.recordId });
     await next();
   };
 }
