@@ -210,6 +210,31 @@ describe.each(databaseKinds)('Snapshots on %s', (kind) => {
     }
   }, 60_000);
 
+  it('says a restore that failed on every try on the machine, until a restore succeeds', async () => {
+    const id = await runningAgent();
+    const snapshot = await readySnapshot(id);
+    await user.call(stopAgent, { params: { id } });
+    await waitFor(async () => (await agentNow(id)).status === 'stopped', 15_000, 'stopped');
+    t.compute.behave('snapshots', {
+      failTimes: Number.POSITIVE_INFINITY,
+      failWith: () => new Error('secret-host.internal refused'),
+    });
+    try {
+      await user.call(agentSnapshots.restore, { params: { id, snapshotId: snapshot.id } });
+      await waitFor(async () => (await agentNow(id)).diskOperation === null, 30_000, 'ended');
+      expect(await agentNow(id)).toMatchObject({
+        status: 'stopped',
+        statusReason: 'restore_failed',
+      });
+    } finally {
+      t.compute.behave('snapshots', {});
+    }
+    // The next restore that succeeds clears it, and so would a start.
+    await user.call(agentSnapshots.restore, { params: { id, snapshotId: snapshot.id } });
+    await waitFor(async () => (await agentNow(id)).diskOperation === null, 15_000, 'restored');
+    expect(await agentNow(id)).toMatchObject({ status: 'stopped', statusReason: null });
+  }, 60_000);
+
   it('moves the snapshots with a transfer, and removes them with the machine', async () => {
     const id = await runningAgent();
     const snapshot = await readySnapshot(id);

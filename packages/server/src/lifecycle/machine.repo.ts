@@ -234,16 +234,23 @@ export const beginDiskOperation = <R extends MachineColumns>(
   return query.returningAll().executeTakeFirst() as Promise<R | undefined>;
 };
 
-/** Ends the machine's disk operation `operation` (no other one it may have started since). */
+/**
+ * Ends the machine's disk operation `operation` (no other one it may have started since). A
+ * restore also says how it ended: `statusReason` `restore_failed`, or `null` once one succeeds.
+ */
 export const endDiskOperation = (
   db: Executor,
   table: MachineTable,
   id: string,
   operation: NonNullable<DiskOperation>,
+  outcome: { statusReason?: string | null } = {},
 ) =>
   on(db)
     .updateTable(name(table))
-    .set({ diskOperation: null })
+    .set({
+      diskOperation: null,
+      ...(outcome.statusReason !== undefined && { statusReason: outcome.statusReason }),
+    })
     .where('id', '=', id)
     .where('diskOperation', '=', operation)
     .executeTakeFirst();

@@ -30,7 +30,10 @@ export const takeSnapshotJob = defineJob({
   expireInSeconds: 3_600,
 });
 
-/** The driver's part of a restore onto a stopped machine; then `disk_operation` is cleared. */
+/**
+ * The driver's part of a restore onto a stopped machine; then `disk_operation` is cleared, and a
+ * restore that failed for good leaves the machine stopped with `statusReason: restore_failed`.
+ */
 export const restoreSnapshotJob = defineJob({
   name: 'machine.restore-snapshot',
   payload,
@@ -53,6 +56,9 @@ export interface SnapshotJobsDeps {
 
 /** What a failed snapshot says to its owners: never the driver's own words (they may hold hosts or ids). */
 const FAILURE_REASON = 'The provider could not copy the disk; try again, or ask the operator';
+
+/** A stopped machine's `statusReason` after a restore that failed on every try. */
+export const RESTORE_FAILED = 'restore_failed';
 
 const kindOf = (kind: SnapshotJobPayload['machineKind']): MachineKind =>
   kind === 'agent' ? AGENT : PLAIN_VM;
@@ -113,21 +119,27 @@ export function snapshotJobs(deps: SnapshotJobsDeps): JobDefinition<unknown>[] {
       const { table } = kindOf(job.machineKind);
       const machine = await machines.findMachine(database.db, table, job.machineId);
       if (machine?.diskOperation !== 'restore') return;
-      const end = () => machines.endDiskOperation(database.db, table, job.machineId, 'restore');
+      // The owners see a failure on the machine itself, not only in the log: the dashboard
+      // would otherwise say "Restored" once the operation ended.
+      const endFailed = async () => {
+        await machines.endDiskOperation(database.db, table, job.machineId, 'restore', {
+          statusReason: RESTORE_FAILED,
+        });
+      };
       const snapshot = await repo.findSnapshot(database.db, job.snapshotId);
       if (!snapshot?.providerRef || snapshot.deletedAt || !compute.snapshots) {
-        await end();
+        await endFailed();
         return;
       }
       try {
         await compute.snapshots.restore(job.machineId, snapshot.providerRef);
       } catch (error) {
-        return failed(job, error, run, async () => {
-          await end();
-        });
+        return failed(job, error, run, endFailed);
       }
       await database.transaction(async (tx) => {
-        await machines.endDiskOperation(tx, table, job.machineId, 'restore');
+        await machines.endDiskOperation(tx, table, job.machineId, 'restore', {
+          statusReason: null,
+        });
         await deps.restored?.(tx, job);
       });
       log.info(job, 'snapshot restored');

@@ -21,7 +21,7 @@ import { DISK_OPERATION_UNDER_WAY } from './disk-operation.js';
 import { formatBytes, formatDate } from './format.js';
 import { type MachineKind, whyNot } from './unavailable.js';
 
-type Machine = MachineActivity & { id: string; name: string };
+type Machine = MachineActivity & { id: string; name: string; statusReason: string | null };
 
 /**
  * The Snapshots part of an Agent's or a Plain VM's page: take one (named or not), the list with
@@ -191,7 +191,8 @@ function DiskProgress(props: {
 }) {
   const { machine, restore } = props;
   const operation = machine.diskOperation ?? null;
-  const restored = restore.isSuccess && operation === null && machine.status === 'stopped';
+  const ended = restore.isSuccess && operation === null && machine.status === 'stopped';
+  const restored = ended && machine.statusReason !== 'restore_failed';
   return (
     <p role="status" data-testid="disk-progress">
       {operation === 'snapshot' && `${DISK_OPERATION_UNDER_WAY.snapshot} of ${machine.name}…`}
@@ -200,6 +201,10 @@ function DiskProgress(props: {
       {restored &&
         restore.variables &&
         `Restored: ${machine.name}'s disk is as it was at ${formatDate(restore.variables.createdAt)}. Start the ${props.kind} to use it.`}
+      {ended &&
+        !restored &&
+        restore.variables &&
+        `The restore from ${restore.variables.name} failed; ${machine.name} is stopped, and its disk was not put back as asked.`}
     </p>
   );
 }

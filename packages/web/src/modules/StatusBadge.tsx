@@ -9,13 +9,13 @@ function toneOf(status: MachineState): Tone {
   return isTransient(status) ? 'busy' : 'idle';
 }
 
-/** A machine's state, with its reason when it is in `error`. */
+/** A machine's state, with its reason (an `error`'s, or a stopped machine's failed restore). */
 export function StatusBadge(props: { status: MachineState; reason?: string | null }) {
   const tone = toneOf(props.status);
   return (
     <span className={`badge badge-${tone}`} data-status={props.status}>
       {props.status}
-      {props.status === 'error' && props.reason ? `: ${props.reason}` : ''}
+      {props.reason ? `: ${props.reason}` : ''}
     </span>
   );
 }
@@ -32,10 +32,10 @@ export function StatusDot(props: { status: MachineState }) {
 }
 
 /**
- * What the reason of a machine in `error` means, as a sentence (`image_unavailable`: what the
- * operator runs), under the machine's heading; nothing for a reason without one.
+ * What the machine's reason means, as a sentence (`image_unavailable`: what the operator runs;
+ * `restore_failed`: what to do next), under the machine's heading; nothing for a reason without one.
  */
-export function StatusReason(props: { status: MachineState; reason?: string | null }) {
-  const sentence = props.status === 'error' ? statusReasonSentence(props.reason) : undefined;
+export function StatusReason(props: { reason?: string | null }) {
+  const sentence = statusReasonSentence(props.reason);
   return sentence ? <p className="notice">{sentence}</p> : null;
 }

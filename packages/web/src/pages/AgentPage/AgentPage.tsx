@@ -136,7 +136,7 @@ function AgentDetail({ agent }: { agent: Agent }) {
         <h1>{agent.name}</h1>
         <StatusBadge status={agent.status} reason={agent.statusReason} />
       </div>
-      <StatusReason status={agent.status} reason={agent.statusReason} />
+      <StatusReason reason={agent.statusReason} />
       <StoppedReasonNote agent={agent} />
       <dl className="facts">
         <dt>Address</dt>

@@ -85,7 +85,7 @@ function PlainVmDetail({ vm }: { vm: PlainVm }) {
         <h1>{vm.name}</h1>
         <StatusBadge status={vm.status} reason={vm.statusReason} />
       </div>
-      <StatusReason status={vm.status} reason={vm.statusReason} />
+      <StatusReason reason={vm.statusReason} />
       {initialPassword && <InitialPassword password={initialPassword} />}
       {transferNote && (
         <div className="notice" role="status">
