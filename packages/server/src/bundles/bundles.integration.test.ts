@@ -537,6 +537,30 @@ describe.each(databaseKinds)('Bundles publish on %s', (kind) => {
     ).toBe(404);
   });
 
+  it('keeps a deleted version’s object that a publish under way declared, so its version is whole', async () => {
+    const shared = Buffer.from('kept for the next version');
+    const v1 = await stageAndPublish(t, agent, {
+      manifest: manifestOf('raced'),
+      files: { 's.txt': shared },
+    });
+    await completeVersion(agent, v1.bundleId, v1.stagingId);
+    // The next publish declares the same file: stored already, so no upload is asked for it.
+    const v2 = await stageAndPublish(t, agent, {
+      manifest: manifestOf('raced', { glampId: v1.bundleId }),
+      files: { 's.txt': shared },
+    });
+    expect(v2.uploads.map((u) => u.sha256)).not.toContain(sha256(shared));
+    // Version 1 goes while that publish is under way.
+    await owner.call(deleteBundleVersion, {
+      params: { accountSlug: slug, name: 'raced', version: '1' },
+    });
+    expect(await t.ctx.bundles.store.stat(sha256(shared))).toBeDefined();
+    await completeVersion(agent, v1.bundleId, v2.stagingId);
+    const raw = await t.app.request(`/${slug}/raced/versions/2/files/s.txt?raw=1`);
+    expect(raw.status).toBe(200);
+    expect(Buffer.from(await raw.arrayBuffer())).toEqual(shared);
+  });
+
   it('lets an organization admin delete, and refuses a plain member with 403', async () => {
     const org = (await owner.call(createOrg, { body: { name: 'Team', slug: `team-${kind}` } }))
       .body;

@@ -11,6 +11,7 @@ import { AppError } from '../errors.js';
 import type { Loggers } from '../logger.js';
 import { toBundleDetail } from './bundle-views.js';
 import * as repo from './bundles.repo.js';
+import { objectsStillNeeded } from './objects-needed.js';
 import { refreshPublished } from './search.repo.js';
 
 /** READMEs beyond this are shown as a file, not rendered. */
@@ -61,11 +62,11 @@ export function createCatalogService(deps: {
       deps.clock.now(),
     );
 
-  /** After a deletion: removes the objects no remaining version uses. */
+  /** After a deletion: removes the objects nothing needs any more (no version, no publish). */
   async function collect(candidates: readonly string[]) {
-    const inUse = await repo.objectsInUse(db, candidates);
+    const needed = await objectsStillNeeded(db, candidates);
     for (const sha256 of candidates) {
-      if (inUse.has(sha256)) continue;
+      if (needed.has(sha256)) continue;
       // A failed removal leaves an orphan behind, never a hole in a version.
       await store
         .delete(sha256)

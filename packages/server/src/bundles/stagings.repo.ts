@@ -130,3 +130,25 @@ export const objectsOfLiveUploads = async (db: Executor, shas: readonly string[]
     .execute();
   return new Set(rows.map((r) => r.sha256));
 };
+
+/**
+ * Of these objects, the ones a publish under way declared (a staging in `publishing`): its
+ * `complete` may have checked one already and will make a version of it, so it must stay. Few
+ * stagings publish at once, so their declarations are read whole and matched here.
+ */
+export const objectsOfPublishing = async (db: Executor, shas: readonly string[]) => {
+  const wanted = new Set(shas);
+  const found = new Set<string>();
+  if (wanted.size === 0) return found;
+  const rows = await db
+    .selectFrom('bundleStagings')
+    .select('publish')
+    .where('state', '=', 'publishing')
+    .execute();
+  for (const { publish } of rows) {
+    for (const object of [...(publish?.files ?? []), ...(publish ? [publish.tarball] : [])]) {
+      if (wanted.has(object.sha256)) found.add(object.sha256);
+    }
+  }
+  return found;
+};
