@@ -165,6 +165,8 @@ export interface AgentsTable {
   stoppedReason: StoppedReason | null;
   /** A snapshot being taken or restored: lifecycle moves and other disk operations wait. */
   diskOperation: Generated<DiskOperation>;
+  /** When `diskOperation` began (null without one): the reconciler gives up one left too long. */
+  diskOperationAt: Date | null;
   backupsEnabled: Generated<boolean>;
   backupsKeep: Generated<number>;
   /** The hour (UTC) of its daily backup, drawn at random when the row is made. */
@@ -318,6 +320,8 @@ export interface PlainVmsTable {
   provisionDeadlineAt: Date | null;
   /** A snapshot being taken or restored: lifecycle moves and other disk operations wait. */
   diskOperation: Generated<DiskOperation>;
+  /** When `diskOperation` began (null without one): the reconciler gives up one left too long. */
+  diskOperationAt: Date | null;
   backupsEnabled: Generated<boolean>;
   backupsKeep: Generated<number>;
   /** The hour (UTC) of its daily backup, drawn at random when the row is made. */

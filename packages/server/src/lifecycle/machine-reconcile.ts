@@ -3,7 +3,14 @@ import { rolloverUsages } from '../billing/usage.repo.js';
 import type { LifecycleJobsDeps, MachineJobHooks } from './lifecycle-jobs.js';
 import type { MachineColumns } from './machine.repo.js';
 import * as repo from './machine.repo.js';
+import type { MachineKind } from './machine-kinds.js';
 import { logMove } from './machine-log.js';
+import {
+  DISK_OPERATION_GIVEN_UP_AFTER_MS,
+  FAILURE_REASON,
+  RESTORE_FAILED,
+} from './snapshot-jobs.js';
+import * as snapshots from './snapshots.repo.js';
 
 /** A start, stop, restart or destroy still unfinished after this long has failed for good. */
 export const STUCK_AFTER_MS = 60 * 60_000;
@@ -77,7 +84,59 @@ export async function reconcileMachines<R extends MachineColumns>(
     }
     isFull = rows.length === limit;
   }
+  await endStaleDiskOperations(deps, kind, limit);
   await machine.reconcile?.();
+}
+
+/**
+ * A snapshot or restore whose job died without ending it (a worker killed or an expiry on its
+ * last attempt, a job lost) would keep the machine's `disk_operation`, and every move refused,
+ * for ever: once older than the jobs can take, it ends as the job's last failure would have. A
+ * page at a time, each one transaction of one statement per repair: the snapshots' operations
+ * ended and their `creating` snapshots failed, the restores' ended with `restore_failed`.
+ */
+async function endStaleDiskOperations(
+  deps: Pick<LifecycleJobsDeps, 'database' | 'clock' | 'log'>,
+  kind: MachineKind,
+  limit: number,
+): Promise<void> {
+  const { database, clock, log } = deps;
+  const cutoff = new Date(clock.now().getTime() - DISK_OPERATION_GIVEN_UP_AFTER_MS);
+  for (let isFull = true; isFull; ) {
+    const ended = await database.transaction(async (tx) => {
+      const snapshot = await repo.endStaleDiskOperations(tx, kind.table, 'snapshot', {
+        cutoff,
+        limit,
+      });
+      const failed = snapshot.length
+        ? await snapshots.failCreating(
+            tx,
+            snapshot.map((row) => row.id),
+            FAILURE_REASON,
+          )
+        : [];
+      const restore = await repo.endStaleDiskOperations(tx, kind.table, 'restore', {
+        cutoff,
+        limit,
+        statusReason: RESTORE_FAILED,
+      });
+      return { snapshot, failed, restore };
+    });
+    for (const row of ended.snapshot) {
+      const snapshotIds = ended.failed.filter((s) => s.machineId === row.id).map((s) => s.id);
+      log.warn(
+        { [kind.idKey]: row.id, accountId: row.accountId, snapshotIds },
+        `${kind.noun} snapshot given up: its job never ended`,
+      );
+    }
+    for (const row of ended.restore) {
+      log.warn(
+        { [kind.idKey]: row.id, accountId: row.accountId, statusReason: RESTORE_FAILED },
+        `${kind.noun} restore given up: its job never ended`,
+      );
+    }
+    isFull = ended.snapshot.length === limit || ended.restore.length === limit;
+  }
 }
 
 /** The transient state a failed-stuck machine was in, read back from its reason. */

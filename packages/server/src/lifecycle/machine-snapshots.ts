@@ -111,7 +111,14 @@ export async function beginSnapshot(
   if (row.state !== 'running' && row.state !== 'stopped') throw refuse(`it is ${row.state}`);
   const settled = driver.whileRunning ? (['running', 'stopped'] as const) : (['stopped'] as const);
   // The compare-and-set: of concurrent snapshots and moves, one gets the machine.
-  const claimed = await machines.beginDiskOperation(tx, machine.table, row.id, 'snapshot', settled);
+  const claimed = await machines.beginDiskOperation(
+    tx,
+    machine.table,
+    row.id,
+    'snapshot',
+    settled,
+    at,
+  );
   if (!claimed) {
     const agentCloning = (row as { cloningBy?: string | null }).cloningBy;
     throw refuse(agentCloning ? 'it is being cloned' : 'it is busy with another change');
@@ -255,11 +262,16 @@ export function createMachineSnapshots(deps: MachineSnapshotsDeps) {
             message: `the snapshot "${snapshot.name}" is ${snapshot.status}, not ready: only a ready one can be restored`,
           });
         }
-        const claimed = await machines.beginDiskOperation(tx, machine.table, id, 'restore', [
-          'stopped',
-        ]);
-        if (!claimed) throw refuse('it is busy with another change');
         const at = clock.now();
+        const claimed = await machines.beginDiskOperation(
+          tx,
+          machine.table,
+          id,
+          'restore',
+          ['stopped'],
+          at,
+        );
+        if (!claimed) throw refuse('it is busy with another change');
         await audit(tx, { machine, at, userId }, row, 'snapshot_restore', snapshot);
         await deps.jobs.enqueue(tx, restoreSnapshotJob, {
           machineKind: machine.kind,

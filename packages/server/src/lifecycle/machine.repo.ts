@@ -29,6 +29,8 @@ export interface MachineColumns {
   provisionDeadlineAt: Date | null;
   /** A snapshot being taken or restored: user moves and other disk operations wait. */
   diskOperation: DiskOperation;
+  /** When `diskOperation` began; null without one. */
+  diskOperationAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -214,8 +216,9 @@ export const resizeMachine = <R extends MachineColumns>(
     .executeTakeFirst() as Promise<R | undefined>;
 
 /**
- * Starts a disk operation on a settled machine (one of `states`, not being cloned, no other disk
- * operation): the compare-and-set that makes snapshots, restores and moves exclude each other.
+ * Starts a disk operation at `at` on a settled machine (one of `states`, not being cloned, no
+ * other disk operation): the compare-and-set that makes snapshots, restores and moves exclude
+ * each other.
  */
 export const beginDiskOperation = <R extends MachineColumns>(
   db: Executor,
@@ -223,10 +226,11 @@ export const beginDiskOperation = <R extends MachineColumns>(
   id: string,
   operation: NonNullable<DiskOperation>,
   states: readonly MachineState[],
+  at: Date,
 ) => {
   let query = on(db)
     .updateTable(name(table))
-    .set({ diskOperation: operation })
+    .set({ diskOperation: operation, diskOperationAt: at })
     .where('id', '=', id)
     .where('state', 'in', states)
     .where('diskOperation', 'is', null);
@@ -249,11 +253,44 @@ export const endDiskOperation = (
     .updateTable(name(table))
     .set({
       diskOperation: null,
+      diskOperationAt: null,
       ...(outcome.statusReason !== undefined && { statusReason: outcome.statusReason }),
     })
     .where('id', '=', id)
     .where('diskOperation', '=', operation)
     .executeTakeFirst();
+
+/**
+ * Up to `limit` machines whose disk operation `operation` began before `cutoff` (its job died
+ * without ending it), ended as `endDiskOperation` would, in one statement; their ids and accounts.
+ */
+export const endStaleDiskOperations = (
+  db: Executor,
+  table: MachineTable,
+  operation: NonNullable<DiskOperation>,
+  stale: { cutoff: Date; limit: number; statusReason?: string },
+) =>
+  on(db)
+    .updateTable(name(table))
+    .set({
+      diskOperation: null,
+      diskOperationAt: null,
+      ...(stale.statusReason !== undefined && { statusReason: stale.statusReason }),
+    })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom(name(table))
+        .select('id')
+        .where('diskOperation', '=', operation)
+        .where('diskOperationAt', '<', stale.cutoff)
+        .orderBy('id')
+        .limit(stale.limit),
+    )
+    // Again on the row being updated: its job may have ended it, or another begun, since.
+    .where('diskOperation', '=', operation)
+    .where('diskOperationAt', '<', stale.cutoff)
+    .returning(['id', 'accountId'])
+    .execute();
 
 /** Moves the machine to another account, metered and without a slot, if running or stopped. */
 export const moveToAccount = <R extends MachineColumns>(

@@ -3,7 +3,14 @@ import type { Clock } from '../adapters/clock.js';
 import type { ComputeDriver } from '../adapters/compute/compute-driver.js';
 import { rolloverSnapshotUsage } from '../billing/snapshot-usage.repo.js';
 import type { Database, Executor } from '../db/database.js';
-import { defineJob, handleJob, type JobDefinition, type JobRun } from '../jobs/job.js';
+import {
+  DEFAULT_RETRY_LIMIT,
+  defineJob,
+  handleJob,
+  type JobDefinition,
+  type JobRun,
+  type JobType,
+} from '../jobs/job.js';
 import type { Logger } from '../logger.js';
 import * as machines from './machine.repo.js';
 import { AGENT, type MachineKind, PLAIN_VM } from './machine-kinds.js';
@@ -42,6 +49,24 @@ export const restoreSnapshotJob = defineJob({
   expireInSeconds: 3_600,
 });
 
+/** The longest a job of `type` may run with its retries: every attempt to its expiry, and the waits. */
+function longestRunMs(type: JobType<unknown>): number {
+  const { retryLimit = DEFAULT_RETRY_LIMIT, expireInSeconds, retryDelaySeconds } = type;
+  if (expireInSeconds === undefined || retryDelaySeconds === undefined) {
+    throw new Error(`${type.name} must declare its expiry and retry delay`);
+  }
+  return (retryLimit + 1) * (expireInSeconds + retryDelaySeconds) * 1_000;
+}
+
+/**
+ * A disk operation older than this has a job that died without ending it (a worker killed or an
+ * expiry on its last attempt, a job lost): the reconciler gives it up. The margin covers what the
+ * declarations leave out: the retry delay's backoff (doubling, about two minutes in all here), a
+ * wait in the queue and pg-boss's own expiry check.
+ */
+export const DISK_OPERATION_GIVEN_UP_AFTER_MS =
+  Math.max(longestRunMs(takeSnapshotJob), longestRunMs(restoreSnapshotJob)) + 30 * 60_000;
+
 export interface SnapshotJobsDeps {
   readonly database: Database;
   readonly clock: Clock;
@@ -55,7 +80,8 @@ export interface SnapshotJobsDeps {
 }
 
 /** What a failed snapshot says to its owners: never the driver's own words (they may hold hosts or ids). */
-const FAILURE_REASON = 'The provider could not copy the disk; try again, or ask the operator';
+export const FAILURE_REASON =
+  'The provider could not copy the disk; try again, or ask the operator';
 
 /** A stopped machine's `statusReason` after a restore that failed on every try. */
 export const RESTORE_FAILED = 'restore_failed';

@@ -1,5 +1,6 @@
 import type { SnapshotKind } from '@svc/contract';
 import type { Executor } from '../db/database.js';
+import { anyOf } from './machine.repo.js';
 
 /**
  * Snapshots of machines' disks. A deleted one keeps its row with `deletedAt` (its storage is
@@ -109,6 +110,19 @@ export const markFailed = (db: Executor, id: string, reason: string) =>
     .where('status', '=', 'creating')
     .returningAll()
     .executeTakeFirst();
+
+/**
+ * Every snapshot still `creating` of the machines `machineIds` → `failed` with `reason`, in one
+ * statement (their snapshot jobs died); the ones it failed.
+ */
+export const failCreating = (db: Executor, machineIds: readonly string[], reason: string) =>
+  db
+    .updateTable('machineSnapshots')
+    .set({ status: 'failed', failureReason: reason })
+    .where('machineId', '=', anyOf(machineIds))
+    .where('status', '=', 'creating')
+    .returning(['id', 'machineId'])
+    .execute();
 
 /** Marks a live snapshot deleted at `at` (its row stays for billing). */
 export const markDeleted = (db: Executor, id: string, at: Date) =>

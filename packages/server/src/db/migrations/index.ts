@@ -23,6 +23,7 @@ import * as m0021 from './0021-notices.js';
 import * as m0022 from './0022-agent-ports.js';
 import * as m0023 from './0023-snapshots.js';
 import * as m0024 from './0024-snapshot-usage.js';
+import * as m0025 from './0025-disk-operation-since.js';
 
 /**
  * Every migration, in order. Names sort in the order they run; add the next file here by hand
@@ -53,4 +54,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0022-agent-ports': m0022,
   '0023-snapshots': m0023,
   '0024-snapshot-usage': m0024,
+  '0025-disk-operation-since': m0025,
 };
