@@ -26,6 +26,34 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
   const role = parseRole(argv);
   const { config, secrets: rawSecrets } = loadConfig(env);
   const loggers = subsystemLoggers(createLogger(config));
+  // Signals are taken from here on: the HTTP server listens inside `composeService` and /readyz
+  // says ready inside `start` (the admin socket comes after), and a signal meanwhile must not
+  // meet the default action, which ends the process and resets every connection under way. One
+  // that comes while starting stops the service once it has started.
+  let service: Awaited<ReturnType<typeof composeService>> | undefined;
+  let started = false;
+  let stopWhenStarted: string | undefined;
+  const stop = async (signal: string) => {
+    if (!service) return;
+    if (service.ctx.readiness.state === 'stopping') {
+      loggers.root.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    loggers.root.info({ signal }, 'shutting down');
+    await service.stop();
+    loggers.root.info('stopped');
+  };
+  const onSignal = (signal: string) => {
+    if (started) return void stop(signal);
+    if (stopWhenStarted !== undefined) {
+      loggers.root.warn({ signal }, 'second signal while starting: exiting now');
+      process.exit(1);
+    }
+    loggers.root.info({ signal }, 'signal while starting: stopping once started');
+    stopWhenStarted = signal;
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   const { tightened } = await secureDataDir(config.dataDir);
   if (tightened > 0) {
     loggers.root.warn(
@@ -43,7 +71,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
       "COMPUTE_DRIVER=local is for development only: its machines run as this service's own user, not isolated, so code in any Agent or Plain VM can read DATA_DIR (keys, database), other machines' tokens and this process's environment",
     );
   }
-  const service = await composeService(config, secrets, {
+  service = await composeService(config, secrets, {
     parts: { loggers },
     work: role === 'all' || role === 'worker',
     ...(role !== 'worker' && {
@@ -60,21 +88,10 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<vo
     await service.stop().catch(() => {});
     throw error;
   }
+  started = true;
   // Every role says it once its start-up work is done (a worker has no /readyz to ask).
   loggers.root.info({ role }, 'started');
-
-  const { readiness } = service.ctx;
-  const stop = async (signal: string) => {
-    if (readiness.state === 'stopping') {
-      loggers.root.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    loggers.root.info({ signal }, 'shutting down');
-    await service.stop();
-    loggers.root.info('stopped');
-  };
-  process.on('SIGTERM', (signal) => void stop(signal));
-  process.on('SIGINT', (signal) => void stop(signal));
+  if (stopWhenStarted !== undefined) await stop(stopWhenStarted);
 }
 
 function parseRole(argv: readonly string[]): Role {

@@ -4,7 +4,13 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, serviceClient, startService, stopService } from '../test/service-process.js';
+import {
+  freePort,
+  runServiceUntil,
+  serviceClient,
+  startService,
+  stopService,
+} from '../test/service-process.js';
 
 // Long enough that a loaded host's delays in reading the signal do not eat the whole drain.
 const DRAIN_SECONDS = 4;
@@ -126,4 +132,23 @@ describe('a graceful stop (SIGTERM)', () => {
     expect(JSON.parse(answered.body)).toMatchObject({ error: 'invalid_credentials' });
     expect(await exited).toBe(0);
   }, 60_000);
+});
+
+describe('a signal while the service starts', () => {
+  let dataDir: string;
+  afterAll(async () => {
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  // SIGTERM as soon as it listens, with its migrations and first reconciles still to come (and
+  // /readyz says ready before the last of its start-up work): it finishes starting, then stops
+  // as usual, instead of meeting the default action and dropping every connection.
+  it('stops once started, and exits 0', async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'svc-early-signal-'));
+    const run = await runServiceUntil({ DATA_DIR: dataDir }, 'listening');
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const said = run.stdout.split('\n').map((line) => /"msg":"([^"]*)"/.exec(line)?.[1]);
+    expect(said).toContain('signal while starting: stopping once started');
+    expect(said.indexOf('started')).toBeLessThan(said.indexOf('stopped'));
+  }, 120_000);
 });

@@ -49,9 +49,14 @@ export function runServiceUntil(
       reject(new Error(`the service did not get to "${until}" in time:\n${stdout}\n${stderr}`));
       // A start compiles the sources (tsx) and migrates: slow on a loaded machine.
     }, 90_000);
+    let signalled = false;
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk;
-      if (stdout.includes(`"msg":"${until}"`)) child.kill('SIGTERM');
+      // Once: a second signal means "exit now".
+      if (!signalled && stdout.includes(`"msg":"${until}"`)) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
     });
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk;
