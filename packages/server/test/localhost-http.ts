@@ -34,6 +34,9 @@ export interface LocalResponse {
   readonly body: string;
 }
 
+/** How long a request may go without an answer before it fails, saying so (never a hang). */
+const SILENCE_MS = 30_000;
+
 /** One HTTP request to a `*.localhost` URL, redirects not followed. */
 export function localRequest(
   url: string,
@@ -61,6 +64,9 @@ export function localRequest(
           }),
         );
       },
+    );
+    req.setTimeout(SILENCE_MS, () =>
+      req.destroy(new Error(`no answer from ${url} in ${SILENCE_MS / 1000} s`)),
     );
     req.on('error', reject);
     req.end(options.body);

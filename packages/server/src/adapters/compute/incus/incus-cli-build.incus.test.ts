@@ -59,7 +59,7 @@ describe('the svc build in an Incus Agent', { timeout: 180_000 }, () => {
       instance,
       'stat -c "%n %a %U" /opt/svc/probe.mjs /opt/svc/probe-chunks /opt/svc/probe-chunks/a.mjs',
     );
-    expect(modes.stdout.trim().split('\n')).toEqual([
+    expect(modes.stdout.trim().split('\n'), modes.stderr).toEqual([
       '/opt/svc/probe.mjs 644 root',
       '/opt/svc/probe-chunks 755 root',
       '/opt/svc/probe-chunks/a.mjs 644 root',
