@@ -99,6 +99,26 @@ describe.each(databaseKinds)('a disk operation whose job never ends on %s', (kin
         .executeTakeFirstOrThrow();
       expect(row.diskOperationAt).toBeNull();
 
+      // The driver's call ends after all: its copy belongs to no snapshot and is removed, and
+      // the snapshot stays failed.
+      t.compute.behave('snapshots', {});
+      t.compute.release();
+      await waitFor(
+        () =>
+          t.logs
+            .entries()
+            .some(
+              (e) =>
+                e.snapshotId === made.id &&
+                e.msg === 'snapshot finished after it was given up: removing its copy',
+            ),
+        15_000,
+        'the late copy removed',
+      );
+      await waitFor(() => !t.compute.snapshotsHeld.has(`test-${made.id}`), 15_000, 'no copy');
+      expect((await snapshotNow())?.status).toBe('failed');
+      expect((await agentNow(id)).diskOperation).toBeNull();
+
       expect((await user.send(stopAgent, { params: { id } })).status).toBe(200);
       await waitFor(async () => (await agentNow(id)).status === 'stopped', 15_000, 'stopped');
     } finally {

@@ -277,6 +277,7 @@ export function createMachineSnapshots(deps: MachineSnapshotsDeps) {
           machineKind: machine.kind,
           machineId: id,
           snapshotId,
+          since: at.toISOString(),
         });
         return toSnapshot(snapshot);
       });

@@ -247,9 +247,9 @@ export const endDiskOperation = (
   table: MachineTable,
   id: string,
   operation: NonNullable<DiskOperation>,
-  outcome: { statusReason?: string | null } = {},
-) =>
-  on(db)
+  outcome: { statusReason?: string | null; since?: Date } = {},
+) => {
+  let query = on(db)
     .updateTable(name(table))
     .set({
       diskOperation: null,
@@ -257,8 +257,11 @@ export const endDiskOperation = (
       ...(outcome.statusReason !== undefined && { statusReason: outcome.statusReason }),
     })
     .where('id', '=', id)
-    .where('diskOperation', '=', operation)
-    .executeTakeFirst();
+    .where('diskOperation', '=', operation);
+  // `since`: only the operation begun then, not a newer one of the same kind.
+  if (outcome.since) query = query.where('diskOperationAt', '=', outcome.since);
+  return query.executeTakeFirst();
+};
 
 /**
  * Up to `limit` machines whose disk operation `operation` began before `cutoff` (its job died

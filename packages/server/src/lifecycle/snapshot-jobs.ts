@@ -20,6 +20,12 @@ const payload = z.object({
   machineKind: z.enum(['agent', 'plain_vm']),
   machineId: z.uuid(),
   snapshotId: z.uuid(),
+  /**
+   * When the operation began (`disk_operation_at`): a job that outlived it (given up by the
+   * reconcile pass, then another operation begun) must not act on, or end, the newer one.
+   * Optional: jobs enqueued before it was carried have none.
+   */
+  since: z.iso.datetime().optional(),
 });
 export type SnapshotJobPayload = z.infer<typeof payload>;
 
@@ -112,32 +118,45 @@ export function snapshotJobs(deps: SnapshotJobsDeps): JobDefinition<unknown>[] {
     handleJob(takeSnapshotJob, async (job, run) => {
       const { table } = kindOf(job.machineKind);
       const snapshot = await repo.findSnapshot(database.db, job.snapshotId);
-      const end = () => machines.endDiskOperation(database.db, table, job.machineId, 'snapshot');
-      if (snapshot?.status !== 'creating' || !compute.snapshots) {
-        if (snapshot?.status === 'creating') {
-          await repo.markFailed(database.db, snapshot.id, FAILURE_REASON);
-        }
-        await end();
+      // Settled already (by an earlier try, or given up by the reconcile pass), and its operation
+      // ended then: the machine's operation now, if any, is another one's.
+      if (snapshot?.status !== 'creating') return;
+      // The operation ends with the snapshot's `creating`, in one transaction, and only then.
+      const endIf = async (tx: Executor, settled: unknown) => {
+        if (settled) await machines.endDiskOperation(tx, table, job.machineId, 'snapshot');
+        return Boolean(settled);
+      };
+      if (!compute.snapshots) {
+        await database.transaction(async (tx) =>
+          endIf(tx, await repo.markFailed(tx, snapshot.id, FAILURE_REASON)),
+        );
         return;
       }
       let taken: Awaited<ReturnType<typeof compute.snapshots.create>>;
       try {
         taken = await compute.snapshots.create(job.machineId, job.snapshotId);
       } catch (error) {
-        return failed(job, error, run, () =>
-          database.transaction(async (tx) => {
-            await repo.markFailed(tx, job.snapshotId, FAILURE_REASON);
-            await machines.endDiskOperation(tx, table, job.machineId, 'snapshot');
-          }),
-        );
+        return failed(job, error, run, async () => {
+          await database.transaction(async (tx) =>
+            endIf(tx, await repo.markFailed(tx, job.snapshotId, FAILURE_REASON)),
+          );
+        });
       }
       const at = clock.now();
-      await database.transaction(async (tx) => {
-        await repo.markReady(tx, job.snapshotId, { ...taken, at });
+      const kept = await database.transaction(async (tx) => {
+        const ready = await repo.markReady(tx, job.snapshotId, { ...taken, at });
         // Its storage is billed from this second (docs/billing.md).
-        await rolloverSnapshotUsage(tx, job.snapshotId, at);
-        await machines.endDiskOperation(tx, table, job.machineId, 'snapshot');
+        if (ready) await rolloverSnapshotUsage(tx, job.snapshotId, at);
+        return endIf(tx, ready);
       });
+      if (!kept) {
+        // Given up (or deleted) while the driver worked: its copy belongs to no snapshot.
+        log.warn(job, 'snapshot finished after it was given up: removing its copy');
+        await compute.snapshots
+          .remove(job.machineId, taken.ref)
+          .catch((err: unknown) => log.warn({ ...job, err }, 'orphan snapshot copy not removed'));
+        return;
+      }
       log.info({ ...job, sizeBytes: taken.sizeBytes }, 'snapshot taken');
     }),
 
@@ -145,11 +164,14 @@ export function snapshotJobs(deps: SnapshotJobsDeps): JobDefinition<unknown>[] {
       const { table } = kindOf(job.machineKind);
       const machine = await machines.findMachine(database.db, table, job.machineId);
       if (machine?.diskOperation !== 'restore') return;
+      const since = job.since ? new Date(job.since) : undefined;
+      if (since && machine.diskOperationAt?.getTime() !== since.getTime()) return;
       // The owners see a failure on the machine itself, not only in the log: the dashboard
       // would otherwise say "Restored" once the operation ended.
       const endFailed = async () => {
         await machines.endDiskOperation(database.db, table, job.machineId, 'restore', {
           statusReason: RESTORE_FAILED,
+          since,
         });
       };
       const snapshot = await repo.findSnapshot(database.db, job.snapshotId);
@@ -163,8 +185,11 @@ export function snapshotJobs(deps: SnapshotJobsDeps): JobDefinition<unknown>[] {
         return failed(job, error, run, endFailed);
       }
       await database.transaction(async (tx) => {
+        // Given up meanwhile (and perhaps another restore begun), `since` leaves the operation
+        // to that one; the disk came back all the same, so the current token goes out again.
         await machines.endDiskOperation(tx, table, job.machineId, 'restore', {
           statusReason: null,
+          since,
         });
         await deps.restored?.(tx, job);
       });
