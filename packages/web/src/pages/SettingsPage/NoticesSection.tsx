@@ -19,12 +19,16 @@ const NOTICE_LABELS: Readonly<Record<NoticeKind, string>> = {
 
 /**
  * Which notices the user is mailed about the accounts where they are an owner or admin; each
- * box saves on its own when it changes.
+ * box saves on its own when it changes, and shows its new state at once while it saves (back to
+ * the saved one, with the error, if the save fails).
  */
 export function NoticesSection() {
   const qc = useQueryClient();
   const preferences = useQuery(noticePreferencesQuery());
   const update = useMutation(updateNoticePreferencesMutation(qc));
+  const saving: Partial<Record<NoticeKind, boolean>> = update.isPending
+    ? (update.variables ?? {})
+    : {};
   return (
     <section>
       <h2>Notices</h2>
@@ -40,7 +44,7 @@ export function NoticesSection() {
               <label key={kind}>
                 <input
                   type="checkbox"
-                  checked={data[kind]}
+                  checked={saving[kind] ?? data[kind]}
                   disabled={update.isPending}
                   onChange={(e) => update.mutate({ [kind]: e.target.checked })}
                 />
